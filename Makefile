@@ -1,0 +1,44 @@
+# Two commands do everything on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test install install-dev migrate seed serve db-stop bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# torch is pinned (==2.13.0, the CPU build) by the `local` extra; see pyproject.toml.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[local]"
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[local,dev]"
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+seed: migrate
+	$(BIN)/python manage.py seed_demo
+
+run: seed
+	$(BIN)/python manage.py serve
+
+# pytest exits 5 when it collects no tests, so an empty run fails here too.
+test: install-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+db-stop:
+	$(BIN)/python manage.py embedded_db stop
+
+bench: install
+	$(BIN)/python bench/search.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) var/staticfiles

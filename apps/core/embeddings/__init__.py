@@ -1,0 +1,19 @@
+"""Embedding providers, chosen per memory store: `hash`, `local` and `openai`."""
+
+from apps.core.embeddings.base import (
+    PROVIDERS,
+    SUPPORTED_DIMENSIONS,
+    Embedder,
+    EmbeddingError,
+    get_embedder,
+    resolve_embedding_config,
+)
+
+__all__ = [
+    "PROVIDERS",
+    "SUPPORTED_DIMENSIONS",
+    "Embedder",
+    "EmbeddingError",
+    "get_embedder",
+    "resolve_embedding_config",
+]

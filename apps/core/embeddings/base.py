@@ -1,0 +1,121 @@
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from apps.core.errors import ApplicationError, UpstreamError
+
+# Each dimension has its own partial HNSW index on the untyped `vector` column (see the
+# memories migrations); a store must use one of them so its searches are index-backed.
+SUPPORTED_DIMENSIONS = (256, 384, 512, 768, 1024, 1536)
+
+
+class EmbeddingError(UpstreamError):
+    default_code = "embedding_failed"
+
+
+class Embedder(ABC):
+    provider: str = ""
+
+    def __init__(self, *, model: str, dimension: int):
+        self.model = model
+        self.dimension = dimension
+
+    @abstractmethod
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One vector of `self.dimension` floats per text, in order."""
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    name: str
+    default_model: str
+    default_dimension: int
+    fixed_dimension: bool
+
+
+def _specs() -> dict[str, ProviderSpec]:
+    from django.conf import settings
+
+    return {
+        "hash": ProviderSpec("hash", "hash-ngram-v1", 384, fixed_dimension=False),
+        "local": ProviderSpec("local", "all-MiniLM-L6-v2", 384, fixed_dimension=True),
+        "openai": ProviderSpec(
+            "openai",
+            settings.EMBEDDING_OPENAI_MODEL,
+            settings.EMBEDDING_OPENAI_DIMENSION,
+            fixed_dimension=False,
+        ),
+    }
+
+
+PROVIDERS = ("hash", "local", "openai")
+
+
+def resolve_embedding_config(*, provider: str, model: str | None, dimension: int | None) -> tuple[str, int]:
+    """Fill in provider defaults and check the combination; returns (model, dimension)."""
+    spec = _specs().get(provider)
+    if spec is None:
+        raise ApplicationError(
+            f"Unknown embedding provider {provider!r}; choose one of {', '.join(PROVIDERS)}.",
+            code="validation_error",
+            details={"embedding_provider": [f"Must be one of {', '.join(PROVIDERS)}."]},
+        )
+    model = model or spec.default_model
+    dimension = dimension or spec.default_dimension
+    if spec.fixed_dimension and dimension != spec.default_dimension:
+        raise ApplicationError(
+            f"The {provider} embedder produces {spec.default_dimension}-dimensional vectors.",
+            code="validation_error",
+            details={"embedding_dimension": [f"Must be {spec.default_dimension} for {provider}."]},
+        )
+    if provider == "local" and model != spec.default_model:
+        raise ApplicationError(
+            f"The local embedder ships only {spec.default_model}.",
+            code="validation_error",
+            details={"embedding_model": [f"Must be {spec.default_model}."]},
+        )
+    if dimension not in SUPPORTED_DIMENSIONS:
+        raise ApplicationError(
+            f"Embedding dimension {dimension} is not supported; use one of "
+            f"{', '.join(map(str, SUPPORTED_DIMENSIONS))}.",
+            code="validation_error",
+            details={"embedding_dimension": [f"Must be one of {list(SUPPORTED_DIMENSIONS)}."]},
+        )
+    return model, dimension
+
+
+_cache: dict[tuple[str, str, int], Embedder] = {}
+_cache_lock = threading.Lock()
+
+
+def get_embedder(*, provider: str, model: str, dimension: int) -> Embedder:
+    """A process-wide embedder per (provider, model, dimension): models load once per process."""
+    key = (provider, model, dimension)
+    embedder = _cache.get(key)
+    if embedder is not None:
+        return embedder
+    with _cache_lock:
+        embedder = _cache.get(key)
+        if embedder is None:
+            embedder = _build(provider=provider, model=model, dimension=dimension)
+            _cache[key] = embedder
+    return embedder
+
+
+def _build(*, provider: str, model: str, dimension: int) -> Embedder:
+    if provider == "hash":
+        from apps.core.embeddings.hashing import HashEmbedder
+
+        return HashEmbedder(model=model, dimension=dimension)
+    if provider == "local":
+        from apps.core.embeddings.local import LocalEmbedder
+
+        return LocalEmbedder(model=model, dimension=dimension)
+    if provider == "openai":
+        from apps.core.embeddings.openai import OpenAIEmbedder
+
+        return OpenAIEmbedder(model=model, dimension=dimension)
+    raise ApplicationError(f"Unknown embedding provider {provider!r}.")

@@ -1,0 +1,84 @@
+"""Serializer fields that reject what PostgreSQL cannot store, as 400s rather than 500s."""
+
+import json
+import math
+
+from django.conf import settings
+from rest_framework import serializers
+
+
+def find_unstorable_text(value: str) -> str | None:
+    """Why PostgreSQL would refuse this string, or None: NUL bytes and lone UTF-16 surrogates."""
+    if "\x00" in value:
+        return "must not contain NUL (\\u0000) characters"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains an unpaired surrogate and is not valid Unicode"
+    return None
+
+
+def _check_json_tree(value, path: str = "") -> None:
+    if isinstance(value, str):
+        problem = find_unstorable_text(value)
+        if problem:
+            raise serializers.ValidationError(f"{path or 'value'} {problem}")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise serializers.ValidationError(f"{path or 'value'} must be a finite number")
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            problem = find_unstorable_text(key)
+            if problem:
+                raise serializers.ValidationError(f"key {key!r} {problem}")
+            _check_json_tree(inner, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            _check_json_tree(inner, f"{path}[{index}]")
+
+
+class CleanCharField(serializers.CharField):
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Must be a string.")
+        value = super().to_internal_value(data)
+        problem = find_unstorable_text(value)
+        if problem:
+            raise serializers.ValidationError(f"Text {problem}.")
+        return value
+
+
+class FiniteFloatField(serializers.FloatField):
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            raise serializers.ValidationError("A number is required.")
+        value = super().to_internal_value(data)
+        if not math.isfinite(value):
+            raise serializers.ValidationError("Must be a finite number.")
+        return value
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """Rejects booleans and floats with a fraction, which DRF would otherwise coerce."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or (isinstance(data, float) and not data.is_integer()):
+            raise serializers.ValidationError("A whole number is required.")
+        if isinstance(data, float) and not math.isfinite(data):
+            raise serializers.ValidationError("A whole number is required.")
+        return super().to_internal_value(data)
+
+
+class MetadataField(serializers.JSONField):
+    """A JSON object of bounded size whose strings PostgreSQL can store."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        _check_json_tree(value)
+        size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+        limit = settings.MEMORYHUB_MAX_METADATA_BYTES
+        if size > limit:
+            raise serializers.ValidationError(f"Metadata is {size} bytes; the limit is {limit} bytes.")
+        return value

@@ -1,0 +1,22 @@
+from rest_framework import exceptions, permissions
+
+
+class HasApiKey(permissions.BasePermission):
+    """Authenticated by an API key whose scope covers the operation.
+
+    Views declare `required_scopes = {"GET": "read", "POST": "write", ...}`; scopes are ordered
+    read < write < admin, so a key with a higher scope may do what a lower one may.
+    """
+
+    def has_permission(self, request, view):
+        api_key = request.auth
+        if api_key is None:
+            raise exceptions.NotAuthenticated("Authentication required: send 'Authorization: Bearer <api key>'.")
+        required = getattr(view, "required_scopes", {}).get(request.method)
+        if required is None and request.method in ("HEAD", "OPTIONS"):
+            required = getattr(view, "required_scopes", {}).get("GET", "read")
+        if required is None:
+            return True
+        if not api_key.has_scope(required):
+            raise exceptions.PermissionDenied(f"This API key lacks the '{required}' scope.")
+        return True

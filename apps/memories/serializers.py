@@ -1,0 +1,213 @@
+from django.conf import settings
+from rest_framework import serializers
+
+from apps.core.embeddings import PROVIDERS, SUPPORTED_DIMENSIONS
+from apps.core.fields import CleanCharField, FiniteFloatField, MetadataField, StrictIntegerField
+from apps.memories.models import Memory, MemoryStore
+
+# --- Stores -----------------------------------------------------------------------------------------
+
+
+class StoreCreateInput(serializers.Serializer):
+    name = serializers.SlugField(max_length=100)
+    description = CleanCharField(required=False, allow_blank=True, max_length=5000, default="")
+    embedding_provider = serializers.ChoiceField(choices=PROVIDERS, required=False)
+    embedding_model = CleanCharField(required=False, max_length=200)
+    embedding_dimension = StrictIntegerField(
+        required=False, help_text=f"One of {', '.join(map(str, SUPPORTED_DIMENSIONS))}."
+    )
+    review_policy = serializers.ChoiceField(choices=MemoryStore.ReviewPolicy.choices, required=False, default="auto")
+    search_defaults = MetadataField(required=False, default=dict)
+    max_content_length = StrictIntegerField(required=False, min_value=16, max_value=1_000_000)
+
+
+class StoreUpdateInput(serializers.Serializer):
+    description = CleanCharField(required=False, allow_blank=True, max_length=5000)
+    review_policy = serializers.ChoiceField(choices=MemoryStore.ReviewPolicy.choices, required=False)
+    search_defaults = MetadataField(required=False)
+    max_content_length = StrictIntegerField(required=False, min_value=16, max_value=1_000_000)
+    # Accepted only to explain that they are fixed.
+    name = serializers.CharField(required=False)
+    embedding_provider = serializers.CharField(required=False)
+    embedding_model = serializers.CharField(required=False)
+    embedding_dimension = StrictIntegerField(required=False)
+
+
+class StoreOutput(serializers.ModelSerializer):
+    class Meta:
+        model = MemoryStore
+        fields = [
+            "id",
+            "name",
+            "description",
+            "embedding_provider",
+            "embedding_model",
+            "embedding_dimension",
+            "review_policy",
+            "search_defaults",
+            "max_content_length",
+            "created_at",
+            "updated_at",
+        ]
+
+
+# --- Memories ---------------------------------------------------------------------------------------
+
+
+class MemoryCreateInput(serializers.Serializer):
+    user_id = CleanCharField(max_length=255)
+    content = CleanCharField()
+    memory_type = serializers.ChoiceField(choices=Memory.Type.choices, default=Memory.Type.FACT)
+    agent_id = CleanCharField(max_length=255, required=False, allow_blank=True, default="")
+    session_id = CleanCharField(max_length=255, required=False, allow_blank=True, default="")
+    metadata = MetadataField(required=False, default=dict)
+    tags = serializers.ListField(
+        child=CleanCharField(max_length=64), required=False, default=list, max_length=settings.MEMORYHUB_MAX_TAGS
+    )
+    importance = FiniteFloatField(min_value=0.0, max_value=1.0, default=0.5)
+    confidence = FiniteFloatField(min_value=0.0, max_value=1.0, default=1.0)
+    status = serializers.ChoiceField(
+        choices=[Memory.Status.ACTIVE, Memory.Status.PENDING_REVIEW], default=Memory.Status.ACTIVE
+    )
+    source = serializers.ChoiceField(choices=[Memory.Source.API, Memory.Source.IMPORT], default=Memory.Source.API)
+    provenance = MetadataField(required=False, default=dict)
+    valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    valid_to = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+    def validate(self, attrs):
+        if attrs.get("valid_from") and attrs.get("valid_to") and attrs["valid_to"] < attrs["valid_from"]:
+            raise serializers.ValidationError({"valid_to": ["Must not be before valid_from."]})
+        return attrs
+
+
+class MemoryBulkInput(serializers.Serializer):
+    memories = MemoryCreateInput(many=True, allow_empty=False)
+
+
+class MemoryPatchInput(serializers.Serializer):
+    content = CleanCharField(required=False)
+    memory_type = serializers.ChoiceField(choices=Memory.Type.choices, required=False)
+    metadata = MetadataField(required=False)
+    tags = serializers.ListField(
+        child=CleanCharField(max_length=64), required=False, max_length=settings.MEMORYHUB_MAX_TAGS
+    )
+    importance = FiniteFloatField(min_value=0.0, max_value=1.0, required=False)
+    confidence = FiniteFloatField(min_value=0.0, max_value=1.0, required=False)
+    status = serializers.ChoiceField(
+        choices=[
+            Memory.Status.ACTIVE,
+            Memory.Status.PENDING_REVIEW,
+            Memory.Status.REJECTED,
+            Memory.Status.DELETED,
+        ],
+        required=False,
+    )
+    agent_id = CleanCharField(max_length=255, required=False, allow_blank=True)
+    session_id = CleanCharField(max_length=255, required=False, allow_blank=True)
+    valid_to = serializers.DateTimeField(required=False, allow_null=True)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+    reason = CleanCharField(required=False, allow_blank=True, max_length=2000, default="")
+
+    def validate(self, attrs):
+        if not {key for key in attrs if key != "reason"}:
+            raise serializers.ValidationError("Send at least one field to change.")
+        return attrs
+
+
+class MemoryOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    store = serializers.CharField(source="store.name")
+    user_id = serializers.CharField()
+    agent_id = serializers.CharField()
+    session_id = serializers.CharField()
+    content = serializers.CharField()
+    memory_type = serializers.CharField()
+    metadata = serializers.JSONField()
+    tags = serializers.ListField(child=serializers.CharField())
+    importance = serializers.FloatField()
+    confidence = serializers.FloatField()
+    status = serializers.CharField()
+    source = serializers.CharField()
+    provenance = serializers.JSONField()
+    valid_from = serializers.DateTimeField()
+    valid_to = serializers.DateTimeField(allow_null=True)
+    expires_at = serializers.DateTimeField(allow_null=True)
+    superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class MemoryWriteOutput(serializers.Serializer):
+    memory = MemoryOutput()
+    duplicate = serializers.BooleanField()
+
+
+class MemoryBulkOutput(serializers.Serializer):
+    created = serializers.IntegerField()
+    duplicates = serializers.IntegerField()
+    results = MemoryWriteOutput(many=True)
+
+
+class RevisionOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    action = serializers.CharField()
+    changed_fields = serializers.ListField(child=serializers.CharField())
+    before = serializers.JSONField(allow_null=True)
+    after = serializers.JSONField(allow_null=True)
+    actor_type = serializers.CharField()
+    actor_id = serializers.CharField()
+    actor_label = serializers.CharField()
+    reason = serializers.CharField()
+    context = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+
+
+# --- Search -----------------------------------------------------------------------------------------
+
+
+class SearchInput(serializers.Serializer):
+    query = CleanCharField(max_length=4000)
+    mode = serializers.ChoiceField(choices=["hybrid", "vector", "keyword"], required=False)
+    limit = StrictIntegerField(min_value=1, max_value=100, required=False)
+    min_score = FiniteFloatField(min_value=-1.0, max_value=1.0, required=False, allow_null=True)
+    user_id = CleanCharField(max_length=255, required=False)
+    agent_id = CleanCharField(max_length=255, required=False)
+    session_id = CleanCharField(max_length=255, required=False)
+    memory_types = serializers.ListField(
+        child=serializers.ChoiceField(choices=Memory.Type.choices), required=False, max_length=4
+    )
+    metadata = MetadataField(required=False)
+    tags = serializers.ListField(child=CleanCharField(max_length=64), required=False, max_length=32)
+    include_pending = serializers.BooleanField(required=False, default=False)
+
+
+class SearchHitOutput(serializers.Serializer):
+    memory = MemoryOutput()
+    score = serializers.FloatField()
+    vector_rank = serializers.IntegerField(allow_null=True)
+    keyword_rank = serializers.IntegerField(allow_null=True)
+    similarity = serializers.FloatField(allow_null=True)
+
+
+class SearchOutput(serializers.Serializer):
+    mode = serializers.CharField()
+    results = SearchHitOutput(many=True)
+
+
+class UserEraseOutput(serializers.Serializer):
+    user_id = serializers.CharField()
+    memories = serializers.IntegerField()
+    revisions = serializers.IntegerField()
+
+
+class MemoryListQuery(serializers.Serializer):
+    user_id = CleanCharField(max_length=255, required=False)
+    agent_id = CleanCharField(max_length=255, required=False, allow_blank=True)
+    session_id = CleanCharField(max_length=255, required=False, allow_blank=True)
+    memory_type = serializers.ChoiceField(choices=Memory.Type.choices, required=False)
+    status = serializers.ChoiceField(choices=Memory.Status.choices, required=False)
+    tag = CleanCharField(max_length=64, required=False)
+    created_after = serializers.DateTimeField(required=False)
+    created_before = serializers.DateTimeField(required=False)
+    include_expired = serializers.BooleanField(required=False, default=False)

@@ -1,0 +1,427 @@
+"""Every change to stores and memories; each memory change writes a MemoryRevision."""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.core.actors import Actor
+from apps.core.embeddings import get_embedder, resolve_embedding_config
+from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
+from apps.memories.models import Memory, MemoryRevision, MemoryStore
+from apps.memories.normalise import content_hash
+from apps.tenancy.models import Tenant
+
+SEARCH_MODES = ("hybrid", "vector", "keyword")
+
+# --- Stores -----------------------------------------------------------------------------------------
+
+
+def _validate_search_defaults(search_defaults: dict) -> dict:
+    allowed = {"mode", "limit", "min_score"}
+    unknown = sorted(set(search_defaults) - allowed)
+    if unknown:
+        raise ApplicationError(
+            f"Unknown search default(s): {', '.join(unknown)}; allowed: mode, limit, min_score.",
+            code="validation_error",
+        )
+    mode = search_defaults.get("mode", "hybrid")
+    if mode not in SEARCH_MODES:
+        raise ApplicationError(f"search_defaults.mode must be one of {', '.join(SEARCH_MODES)}.", code="validation_error")
+    limit = search_defaults.get("limit", 10)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
+        raise ApplicationError("search_defaults.limit must be an integer from 1 to 100.", code="validation_error")
+    min_score = search_defaults.get("min_score", 0.0)
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not -1 <= min_score <= 1:
+        raise ApplicationError("search_defaults.min_score must be a number from -1 to 1.", code="validation_error")
+    return dict(search_defaults)
+
+
+def store_create(
+    *,
+    tenant: Tenant,
+    name: str,
+    description: str = "",
+    embedding_provider: str | None = None,
+    embedding_model: str | None = None,
+    embedding_dimension: int | None = None,
+    review_policy: str = MemoryStore.ReviewPolicy.AUTO,
+    search_defaults: dict | None = None,
+    max_content_length: int | None = None,
+) -> MemoryStore:
+    """Create a memory store; its embedder is fixed from here on."""
+    provider = embedding_provider or settings.MEMORYHUB_DEFAULT_EMBEDDER
+    model, dimension = resolve_embedding_config(
+        provider=provider, model=embedding_model, dimension=embedding_dimension
+    )
+    if MemoryStore.objects.filter(tenant=tenant, name=name).exists():
+        raise ConflictError(f"A store named {name!r} already exists.", code="store_exists")
+    try:
+        with transaction.atomic():
+            return MemoryStore.objects.create(
+                tenant=tenant,
+                name=name,
+                description=description,
+                embedding_provider=provider,
+                embedding_model=model,
+                embedding_dimension=dimension,
+                review_policy=review_policy,
+                search_defaults=_validate_search_defaults(search_defaults or {}),
+                max_content_length=max_content_length or settings.MEMORYHUB_DEFAULT_MAX_CONTENT_LENGTH,
+            )
+    except IntegrityError as exc:  # a concurrent create of the same name
+        raise ConflictError(f"A store named {name!r} already exists.", code="store_exists") from exc
+
+
+_IMMUTABLE_STORE_FIELDS = ("name", "embedding_provider", "embedding_model", "embedding_dimension")
+_MUTABLE_STORE_FIELDS = ("description", "review_policy", "search_defaults", "max_content_length")
+
+
+def store_update(*, store: MemoryStore, changes: dict) -> MemoryStore:
+    """Change a store's description, review policy, search defaults or limits."""
+    fixed = [name for name in _IMMUTABLE_STORE_FIELDS if name in changes and changes[name] != getattr(store, name)]
+    if fixed:
+        raise ApplicationError(
+            f"{', '.join(fixed)} cannot change after a store is created.",
+            code="immutable_field",
+            details={name: ["Fixed at creation."] for name in fixed},
+        )
+    if "search_defaults" in changes:
+        changes["search_defaults"] = _validate_search_defaults(changes["search_defaults"])
+    updated = [name for name in _MUTABLE_STORE_FIELDS if name in changes]
+    for name in updated:
+        setattr(store, name, changes[name])
+    if updated:
+        store.save(update_fields=[*updated, "updated_at"])
+    return store
+
+
+def store_delete(*, store: MemoryStore) -> dict:
+    """Delete a store with all its memories and their history."""
+    with transaction.atomic():
+        memories = store.memories.count()
+        store.delete()
+    return {"memories": memories}
+
+
+# --- Memories ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class MemoryInput:
+    user_id: str
+    content: str
+    memory_type: str = Memory.Type.FACT
+    agent_id: str = ""
+    session_id: str = ""
+    metadata: dict = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    importance: float = 0.5
+    confidence: float = 1.0
+    status: str = Memory.Status.ACTIVE
+    source: str = Memory.Source.API
+    provenance: dict = field(default_factory=dict)
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    expires_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class MemoryWriteResult:
+    memory: Memory
+    duplicate: bool
+
+
+SNAPSHOT_FIELDS = (
+    "content",
+    "memory_type",
+    "status",
+    "metadata",
+    "tags",
+    "importance",
+    "confidence",
+    "agent_id",
+    "session_id",
+    "valid_from",
+    "valid_to",
+    "expires_at",
+)
+
+
+def memory_snapshot(memory: Memory) -> dict:
+    snapshot = {}
+    for name in SNAPSHOT_FIELDS:
+        value = getattr(memory, name)
+        snapshot[name] = value.isoformat() if isinstance(value, datetime) else value
+    return snapshot
+
+
+def _revision(
+    *, memory: Memory, action: str, actor: Actor, before: dict | None, after: dict | None, reason: str = "",
+    context: dict | None = None,
+) -> MemoryRevision:
+    changed = sorted(name for name in SNAPSHOT_FIELDS if (before or {}).get(name) != (after or {}).get(name))
+    return MemoryRevision(
+        memory=memory,
+        store_id=memory.store_id,
+        user_id=memory.user_id,
+        action=action,
+        changed_fields=changed,
+        before=before,
+        after=after,
+        actor_type=actor.kind,
+        actor_id=actor.id,
+        actor_label=actor.label,
+        reason=reason,
+        context=context or {},
+    )
+
+
+def _check_content(store: MemoryStore, content: str) -> None:
+    if not content.strip():
+        raise ApplicationError("content must not be blank.", code="validation_error", details={"content": ["Blank."]})
+    if len(content) > store.max_content_length:
+        raise PayloadTooLargeError(
+            f"content is {len(content)} characters; this store allows {store.max_content_length}.",
+            code="content_too_long",
+            details={"content": [f"At most {store.max_content_length} characters."]},
+        )
+
+
+def _embed(store: MemoryStore, texts: list[str]) -> list[list[float]]:
+    embedder = get_embedder(
+        provider=store.embedding_provider, model=store.embedding_model, dimension=store.embedding_dimension
+    )
+    return embedder.embed(texts)
+
+
+def _find_live_duplicates(store: MemoryStore, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
+    if not keys:
+        return {}
+    user_ids = {user_id for user_id, _ in keys}
+    hashes = {digest for _, digest in keys}
+    existing = Memory.objects.filter(
+        store=store, user_id__in=user_ids, content_hash__in=hashes, status__in=Memory.LIVE_STATUSES
+    )
+    return {(memory.user_id, memory.content_hash): memory for memory in existing}
+
+
+def memory_bulk_create(
+    *, store: MemoryStore, items: list[MemoryInput], actor: Actor, reason: str = "", context: dict | None = None
+) -> list[MemoryWriteResult]:
+    """Create memories in one transaction; content already known for that user returns the existing row."""
+    if len(items) > settings.MEMORYHUB_MAX_BULK:
+        raise PayloadTooLargeError(
+            f"{len(items)} memories in one request; the limit is {settings.MEMORYHUB_MAX_BULK}.",
+            code="batch_too_large",
+        )
+    for item in items:
+        _check_content(store, item.content)
+    digests = [content_hash(item.content) for item in items]
+
+    # Embedding can be slow (a model, or an HTTP API) so it happens before the transaction opens;
+    # only texts that are not already known are embedded.
+    known = _find_live_duplicates(store, {(item.user_id, digest) for item, digest in zip(items, digests)})
+    to_embed: dict[tuple[str, str], str] = {}
+    for item, digest in zip(items, digests):
+        key = (item.user_id, digest)
+        if key not in known and key not in to_embed:
+            to_embed[key] = item.content
+    vectors = dict(zip(to_embed, _embed(store, list(to_embed.values())))) if to_embed else {}
+
+    now = timezone.now()
+    with transaction.atomic():
+        # Re-check inside the transaction: another request may have written the same content meanwhile;
+        # the partial unique index is the final arbiter if two race past this point.
+        known = _find_live_duplicates(store, set(to_embed) | set(known))
+        results: list[MemoryWriteResult] = []
+        new_memories: list[Memory] = []
+        created_here: dict[tuple[str, str], Memory] = {}
+        for item, digest in zip(items, digests):
+            key = (item.user_id, digest)
+            if key in known:
+                results.append(MemoryWriteResult(memory=known[key], duplicate=True))
+                continue
+            if key in created_here:
+                results.append(MemoryWriteResult(memory=created_here[key], duplicate=True))
+                continue
+            memory = Memory(
+                store=store,
+                user_id=item.user_id,
+                agent_id=item.agent_id,
+                session_id=item.session_id,
+                content=item.content,
+                memory_type=item.memory_type,
+                metadata=item.metadata,
+                tags=item.tags,
+                importance=item.importance,
+                confidence=item.confidence,
+                status=item.status,
+                source=item.source,
+                provenance=item.provenance,
+                valid_from=item.valid_from or now,
+                valid_to=item.valid_to,
+                expires_at=item.expires_at,
+                content_hash=digest,
+                embedding=vectors[key],
+                embedding_dimension=store.embedding_dimension,
+                created_at=now,
+                updated_at=now,
+            )
+            created_here[key] = memory
+            new_memories.append(memory)
+            results.append(MemoryWriteResult(memory=memory, duplicate=False))
+        try:
+            with transaction.atomic():
+                Memory.objects.bulk_create(new_memories)
+        except IntegrityError as exc:
+            raise ConflictError(
+                "The same memory was written concurrently; retry the request.", code="concurrent_write"
+            ) from exc
+        MemoryRevision.objects.bulk_create(
+            _revision(
+                memory=memory,
+                action=MemoryRevision.Action.CREATE,
+                actor=actor,
+                before=None,
+                after=memory_snapshot(memory),
+                reason=reason,
+                context=context,
+            )
+            for memory in new_memories
+        )
+    return results
+
+
+def memory_create(
+    *, store: MemoryStore, item: MemoryInput, actor: Actor, reason: str = "", context: dict | None = None
+) -> MemoryWriteResult:
+    """Create one memory, or return the live memory with the same normalised content for that user."""
+    return memory_bulk_create(store=store, items=[item], actor=actor, reason=reason, context=context)[0]
+
+
+_EDITABLE_FIELDS = (
+    "content",
+    "memory_type",
+    "metadata",
+    "tags",
+    "importance",
+    "confidence",
+    "status",
+    "agent_id",
+    "session_id",
+    "valid_to",
+    "expires_at",
+)
+
+_STATUS_ACTIONS = {
+    Memory.Status.DELETED: MemoryRevision.Action.DELETE,
+}
+
+
+def memory_update(*, memory: Memory, changes: dict, actor: Actor, reason: str = "") -> Memory:
+    """Edit a memory's content, metadata, tags, scores or status; re-embeds changed content."""
+    unknown = sorted(set(changes) - set(_EDITABLE_FIELDS))
+    if unknown:
+        raise ApplicationError(f"Cannot change {', '.join(unknown)}.", code="validation_error")
+    store = memory.store
+    new_vector = None
+    new_hash = None
+    if "content" in changes and changes["content"] != memory.content:
+        _check_content(store, changes["content"])
+        new_hash = content_hash(changes["content"])
+        new_vector = _embed(store, [changes["content"]])[0]
+
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().select_related("store").get(pk=memory.pk)
+        before = memory_snapshot(locked)
+        for name, value in changes.items():
+            setattr(locked, name, value)
+        if new_hash is not None:
+            locked.content_hash = new_hash
+            locked.embedding = new_vector
+        after = memory_snapshot(locked)
+        if before == after:
+            return locked
+        if locked.status in Memory.LIVE_STATUSES:
+            clash = (
+                Memory.objects.filter(
+                    store_id=locked.store_id,
+                    user_id=locked.user_id,
+                    content_hash=locked.content_hash,
+                    status__in=Memory.LIVE_STATUSES,
+                )
+                .exclude(pk=locked.pk)
+                .first()
+            )
+            if clash:
+                raise ConflictError(
+                    "Another live memory of this user already has this content.",
+                    code="duplicate_memory",
+                    details={"existing_id": str(clash.pk)},
+                )
+        locked.save()
+        _revision(
+            memory=locked,
+            action=_action_for(before, after),
+            actor=actor,
+            before=before,
+            after=after,
+            reason=reason,
+        ).save()
+    return locked
+
+
+def _action_for(before: dict, after: dict) -> str:
+    if before["status"] != after["status"]:
+        if after["status"] == Memory.Status.DELETED:
+            return MemoryRevision.Action.DELETE
+        if before["status"] == Memory.Status.DELETED:
+            return MemoryRevision.Action.RESTORE
+        if set(k for k in after if before[k] != after[k]) == {"status"}:
+            return MemoryRevision.Action.STATUS_CHANGE
+    return MemoryRevision.Action.UPDATE
+
+
+def memory_set_status(*, memory: Memory, status: str, actor: Actor, reason: str = "") -> Memory:
+    """Move a memory to another status (approve, reject, soft delete, restore)."""
+    if status not in Memory.Status.values:
+        raise ApplicationError(f"Unknown status {status!r}.", code="validation_error")
+    return memory_update(memory=memory, changes={"status": status}, actor=actor, reason=reason)
+
+
+def memory_approve(*, memory: Memory, actor: Actor, reason: str = "") -> Memory:
+    """Publish a memory held for review."""
+    return memory_set_status(memory=memory, status=Memory.Status.ACTIVE, actor=actor, reason=reason or "approved")
+
+
+def memory_reject(*, memory: Memory, actor: Actor, reason: str = "") -> Memory:
+    """Refuse a memory held for review; it stays in history but is never searched."""
+    return memory_set_status(memory=memory, status=Memory.Status.REJECTED, actor=actor, reason=reason or "rejected")
+
+
+def memory_delete(*, memory: Memory, actor: Actor, reason: str = "") -> Memory:
+    """Soft-delete: the memory leaves search and lists but keeps its history and can be restored."""
+    return memory_set_status(memory=memory, status=Memory.Status.DELETED, actor=actor, reason=reason)
+
+
+def memory_restore(*, memory: Memory, actor: Actor, reason: str = "") -> Memory:
+    """Bring back a soft-deleted (or rejected) memory as active."""
+    return memory_set_status(memory=memory, status=Memory.Status.ACTIVE, actor=actor, reason=reason or "restored")
+
+
+def memory_hard_delete(*, memory: Memory) -> None:
+    """Remove a memory and its whole history for good."""
+    with transaction.atomic():
+        MemoryRevision.objects.filter(memory=memory).delete()
+        memory.delete()
+
+
+def user_erase(*, store: MemoryStore, user_id: str) -> dict:
+    """Forget everything about one user of a store: every memory and every revision."""
+    with transaction.atomic():
+        revisions, _ = MemoryRevision.objects.filter(store=store, user_id=user_id).delete()
+        _, deleted = Memory.objects.filter(store=store, user_id=user_id).delete()
+    return {"memories": deleted.get(Memory._meta.label, 0), "revisions": revisions}

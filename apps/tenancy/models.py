@@ -1,0 +1,86 @@
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+
+from apps.core.models import BaseModel
+
+
+class Tenant(BaseModel):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Membership(BaseModel):
+    class Role(models.TextChoices):
+        ADMIN = "admin", "Admin"
+        REVIEWER = "reviewer", "Reviewer"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.REVIEWER)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "tenant"], name="unique_membership")]
+
+    def __str__(self):
+        return f"{self.user} in {self.tenant} ({self.role})"
+
+
+class ApiKeyQuerySet(models.QuerySet):
+    def for_tenant(self, tenant):
+        return self.filter(tenant=tenant)
+
+    def active(self):
+        return self.filter(revoked_at__isnull=True)
+
+
+class ApiKey(BaseModel):
+    class Scope(models.TextChoices):
+        READ = "read", "Read"
+        WRITE = "write", "Write"
+        ADMIN = "admin", "Admin"
+
+    # Scopes are ordered: a key may do what its highest scope or any lower one allows.
+    SCOPE_RANK = {Scope.READ: 1, Scope.WRITE: 2, Scope.ADMIN: 3}
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=200)
+    prefix = models.CharField(max_length=16, unique=True, help_text="Visible start of the key, for recognising it.")
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    scopes = ArrayField(models.CharField(max_length=10, choices=Scope.choices), default=list)
+    store_names = ArrayField(
+        models.CharField(max_length=100),
+        default=list,
+        blank=True,
+        help_text="Limit the key to these stores (names); empty means every store of the tenant.",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    def has_scope(self, scope: str) -> bool:
+        needed = self.SCOPE_RANK[scope]
+        return any(self.SCOPE_RANK.get(granted, 0) >= needed for granted in self.scopes)
+
+    def allows_store(self, store_name: str) -> bool:
+        return not self.store_names or store_name in self.store_names

@@ -1,0 +1,74 @@
+import secrets
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from apps.core.errors import ApplicationError
+from apps.tenancy.models import ApiKey, Membership, Tenant
+from apps.tenancy.selectors import api_key_hash
+
+KEY_PREFIX = "mh_"
+
+
+@dataclass(frozen=True)
+class IssuedApiKey:
+    api_key: ApiKey
+    raw_key: str  # shown once, never stored
+
+
+def tenant_create(*, name: str, slug: str | None = None) -> Tenant:
+    """Create a tenant; the slug defaults to one derived from the name."""
+    slug = slug or slugify(name)
+    if not slug:
+        raise ApplicationError("A tenant needs a name made of letters or digits.")
+    if Tenant.objects.filter(slug=slug).exists():
+        raise ApplicationError(f"Tenant {slug!r} already exists.", code="conflict", status_code=409)
+    return Tenant.objects.create(name=name, slug=slug)
+
+
+def membership_set(*, tenant: Tenant, user, role: str) -> Membership:
+    """Give a staff user a role in a tenant (creating or changing the membership)."""
+    if role not in Membership.Role.values:
+        raise ApplicationError(f"Unknown role {role!r}.")
+    membership, _ = Membership.objects.update_or_create(tenant=tenant, user=user, defaults={"role": role})
+    return membership
+
+
+def _normalise_scopes(scopes: list[str]) -> list[str]:
+    unknown = sorted(set(scopes) - set(ApiKey.Scope.values))
+    if unknown:
+        raise ApplicationError(
+            f"Unknown scope(s): {', '.join(unknown)}; use read, write or admin.", code="validation_error"
+        )
+    if not scopes:
+        raise ApplicationError("An API key needs at least one scope.", code="validation_error")
+    return sorted(set(scopes), key=lambda scope: ApiKey.SCOPE_RANK[scope])
+
+
+@transaction.atomic
+def api_key_issue(
+    *, tenant: Tenant, name: str, scopes: list[str], store_names: list[str] | None = None, created_by=None
+) -> IssuedApiKey:
+    """Create an API key; the raw key is returned once and only its hash is kept."""
+    public_part = secrets.token_hex(4)
+    raw_key = f"{KEY_PREFIX}{public_part}_{secrets.token_urlsafe(24)}"
+    api_key = ApiKey.objects.create(
+        tenant=tenant,
+        name=name,
+        prefix=f"{KEY_PREFIX}{public_part}",
+        key_hash=api_key_hash(raw_key),
+        scopes=_normalise_scopes(scopes),
+        store_names=sorted(set(store_names or [])),
+        created_by=created_by,
+    )
+    return IssuedApiKey(api_key=api_key, raw_key=raw_key)
+
+
+def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
+    """Revoke a key; requests with it fail from now on. Revoking twice is harmless."""
+    if api_key.revoked_at is None:
+        api_key.revoked_at = timezone.now()
+        api_key.save(update_fields=["revoked_at", "updated_at"])
+    return api_key

