@@ -120,6 +120,9 @@ STORAGES = {
     },
 }
 WHITENOISE_USE_FINDERS = DEBUG
+if DEBUG:
+    # WhiteNoise serves from finders in development but still expects STATIC_ROOT to exist.
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
 # --- Security (production = DEBUG=false) ---------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -129,7 +132,7 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
-SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 if env_bool("USE_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # The health check is probed over plain HTTP by load balancers.
@@ -156,6 +159,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"MemoryTypeEnum": "apps.memories.models.Memory.Type"},
 }
 # Bulk writes carry up to 500 memories of up to 8 KiB each, plus metadata.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYHUB_MAX_REQUEST_BYTES", 10 * 1024 * 1024, minimum=1024)

@@ -28,8 +28,12 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     return api_key
 
 
-def tenants_for_user(user):
-    """Tenants a staff user may see in the admin: all for superusers, else their memberships."""
+def tenants_for_user(user, *, role: str | None = None):
+    """Tenants a staff user may see in the admin: all for superusers, else their memberships (of `role`)."""
     if user.is_superuser:
         return Tenant.objects.all()
-    return Tenant.objects.filter(memberships__user=user)
+    membership = {"memberships__user": user}
+    if role is not None:
+        # One filter() call: user and role must match on the same membership row.
+        membership["memberships__role"] = role
+    return Tenant.objects.filter(**membership)

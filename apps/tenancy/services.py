@@ -28,12 +28,27 @@ def tenant_create(*, name: str, slug: str | None = None) -> Tenant:
     return Tenant.objects.create(name=name, slug=slug)
 
 
+def tenant_update(*, tenant: Tenant, name: str) -> Tenant:
+    """Rename a tenant; its slug is fixed because keys, stores and URLs refer to it."""
+    if not name.strip():
+        raise ApplicationError("A tenant needs a name.", code="validation_error", details={"name": ["Blank."]})
+    if name != tenant.name:
+        tenant.name = name
+        tenant.save(update_fields=["name", "updated_at"])
+    return tenant
+
+
 def membership_set(*, tenant: Tenant, user, role: str) -> Membership:
     """Give a staff user a role in a tenant (creating or changing the membership)."""
     if role not in Membership.Role.values:
         raise ApplicationError(f"Unknown role {role!r}.")
     membership, _ = Membership.objects.update_or_create(tenant=tenant, user=user, defaults={"role": role})
     return membership
+
+
+def membership_remove(*, membership: Membership) -> None:
+    """Take a staff user out of a tenant."""
+    membership.delete()
 
 
 def _normalise_scopes(scopes: list[str]) -> list[str]:
@@ -64,6 +79,22 @@ def api_key_issue(
         created_by=created_by,
     )
     return IssuedApiKey(api_key=api_key, raw_key=raw_key)
+
+
+def api_key_update(*, api_key: ApiKey, name: str | None = None, store_names: list[str] | None = None) -> ApiKey:
+    """Rename a key or change the stores it may use; its secret and scopes never change."""
+    updated = []
+    if name is not None and name != api_key.name:
+        if not name.strip():
+            raise ApplicationError("An API key needs a name.", code="validation_error", details={"name": ["Blank."]})
+        api_key.name = name
+        updated.append("name")
+    if store_names is not None and sorted(set(store_names)) != api_key.store_names:
+        api_key.store_names = sorted(set(store_names))
+        updated.append("store_names")
+    if updated:
+        api_key.save(update_fields=[*updated, "updated_at"])
+    return api_key
 
 
 def api_key_revoke(*, api_key: ApiKey) -> ApiKey:

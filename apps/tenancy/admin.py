@@ -1,0 +1,442 @@
+"""Admin for tenants, memberships and API keys, and the tenant scoping the memories admin shares.
+
+Who may do what. Admin access comes from Membership rows, not from Django's model permissions, so
+granting a staff user access is one membership and there is nothing else to keep in sync:
+
+- superusers: everything below that anyone may do, in every tenant;
+- staff with any membership (reviewer or admin) in a tenant: view that tenant, its memberships,
+  API keys, stores, memories and memory history, and approve or reject its memories;
+- staff with the admin role in a tenant, in addition: issue, rename, re-scope to other stores and
+  revoke its API keys; create and edit its stores; add and edit its memories, soft delete and
+  restore them;
+- only superusers create or rename tenants and add, change or remove memberships;
+- no one deletes through the admin: API keys are revoked, memories are soft deleted, memory
+  revisions are read-only for everyone, and stores and tenants are deleted through the API.
+
+Staff without a membership get an empty admin index and a 403 on every page; another tenant's
+object is simply not found. Foreign-key choices (tenant, store) list only the tenants in which the
+user holds the role the form needs.
+
+Writes. Every add and change form saves through a service: ServiceModelForm calls it at the end of
+form validation, so a service's ApplicationError (a duplicate, a bad embedding setting) becomes a
+form error rather than a 500, and ServiceFormAdmin.save_model has nothing left to do. A POST that
+re-renders the form rolls back the admin's transaction, so nothing a service wrote survives a
+submission that failed as a whole (an invalid inline, say). The raw secret of a new API key is
+rendered once, in the response to the POST that issued it, and is never stored or put in a message.
+"""
+
+import copy
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.postgres.forms import SimpleArrayField
+from django.db import router, transaction
+from django.template.response import TemplateResponse
+from django.utils.cache import add_never_cache_headers
+
+from apps.core.actors import Actor
+from apps.core.errors import ApplicationError
+from apps.tenancy.models import ApiKey, Membership, Tenant
+from apps.tenancy.selectors import tenants_for_user
+from apps.tenancy.services import (
+    api_key_issue,
+    api_key_revoke,
+    api_key_update,
+    membership_remove,
+    membership_set,
+    tenant_create,
+    tenant_update,
+)
+
+# --- Shared plumbing (also used by apps.memories.admin) -----------------------------------------------
+
+
+def member_tenant_ids(request, role: str | None = None) -> set:
+    """Ids of the tenants the request's user belongs to (with `role`, if given); cached per request."""
+    cache = request.__dict__.setdefault("_memoryhub_tenant_ids", {})
+    if role not in cache:
+        cache[role] = set(tenants_for_user(request.user, role=role).values_list("pk", flat=True))
+    return cache[role]
+
+
+class ServiceModelForm(forms.ModelForm):
+    """A ModelForm whose save is a service call, made once the form and model validation passed.
+
+    Subclasses implement run_service() and return the saved object. `unchanged` is the edited
+    object as loaded (validation applies the form's data to `instance`, and services compare
+    against the stored values), None when adding.
+    """
+
+    request_user = None  # set on the class by ServiceFormAdmin.get_form
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.unchanged = None if self.instance._state.adding else copy.copy(self.instance)
+
+    @property
+    def actor(self) -> Actor:
+        return Actor.for_user(self.request_user)
+
+    def changed_values(self, names) -> dict:
+        return {name: self.cleaned_data[name] for name in names if name in self.changed_data}
+
+    def run_service(self):
+        raise NotImplementedError
+
+    def _post_clean(self):
+        super()._post_clean()
+        if self.errors:
+            return
+        try:
+            saved = self.run_service()
+        except ApplicationError as exc:
+            field = next((name for name in exc.details if name in self.fields), None)
+            self.add_error(field, exc.message)
+            return
+        _adopt(self.instance, saved)
+
+    def save(self, commit=True):
+        return self.instance  # run_service saved it
+
+    def save_m2m(self):
+        pass
+
+
+def _adopt(target, source) -> None:
+    """Make `target` (the admin's object) the row a service saved, so the admin logs and links to it."""
+    if target is source:
+        return
+    for model_field in source._meta.concrete_fields:
+        if model_field.attname in source.__dict__:  # skip deferred columns rather than load them
+            setattr(target, model_field.attname, source.__dict__[model_field.attname])
+    target._state.adding = False
+    target._state.db = source._state.db
+
+
+class ServiceFormAdmin(admin.ModelAdmin):
+    """Saves through the form's service; `add_form` is used for the add page when set."""
+
+    add_form = None
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None and self.add_form is not None:
+            kwargs.setdefault("form", self.add_form)
+        form = super().get_form(request, obj, **kwargs)  # a fresh class per call
+        form.request_user = request.user
+        return form
+
+    def save_model(self, request, obj, form, change):
+        """Nothing to do: the form's service call saved `obj` while validating."""
+
+    def render_change_form(self, request, context, *args, **kwargs):
+        if request.method == "POST":
+            # The submission failed (the form or an inline is invalid): undo what a service wrote.
+            transaction.set_rollback(True, using=router.db_for_write(self.model))
+        return super().render_change_form(request, context, *args, **kwargs)
+
+
+class TenantScopedAdmin(ServiceFormAdmin):
+    """Limits rows, permissions and foreign-key choices to the user's tenants (see module docstring)."""
+
+    tenant_path = "tenant"  # ORM path from the model to its Tenant
+    edit_role = Membership.Role.ADMIN  # the role needed to add and change
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        return queryset.filter(**{f"{self.tenant_path}__in": tenants_for_user(request.user)})
+
+    def editable_queryset(self, request, queryset):
+        """The part of `queryset` the user holds `edit_role` for."""
+        if request.user.is_superuser:
+            return queryset
+        return queryset.filter(**{f"{self.tenant_path}__in": tenants_for_user(request.user, role=self.edit_role)})
+
+    def tenant_id_of(self, obj):
+        *path, last = self.tenant_path.split("__")
+        for name in path:
+            obj = getattr(obj, name)
+        return getattr(obj, f"{last}_id")
+
+    def _allowed(self, request, obj, role) -> bool:
+        if request.user.is_superuser:
+            return True
+        tenant_ids = member_tenant_ids(request, role)
+        return bool(tenant_ids) if obj is None else self.tenant_id_of(obj) in tenant_ids
+
+    def has_module_permission(self, request):
+        return self._allowed(request, None, None)
+
+    def has_view_permission(self, request, obj=None):
+        return self._allowed(request, obj, None)
+
+    def has_add_permission(self, request):
+        return self._allowed(request, None, self.edit_role)
+
+    def has_change_permission(self, request, obj=None):
+        return self._allowed(request, obj, self.edit_role)
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.related_model is Tenant:
+            kwargs["queryset"] = tenants_for_user(request.user, role=self.edit_role)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class SuperuserManagedAdmin(TenantScopedAdmin):
+    """Members view; only superusers write."""
+
+    def has_add_permission(self, request):
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+
+def _staff_users():
+    return get_user_model().objects.filter(is_staff=True, is_active=True).order_by("username")
+
+
+# --- Tenants and memberships ----------------------------------------------------------------------------
+
+
+class TenantForm(ServiceModelForm):
+    class Meta:
+        model = Tenant
+        fields = ["name", "slug"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "slug" in self.fields:
+            self.fields["slug"].required = False
+            self.fields["slug"].help_text = "Leave blank to derive it from the name. Fixed once created."
+
+    def run_service(self):
+        if self.unchanged is None:
+            return tenant_create(name=self.cleaned_data["name"], slug=self.cleaned_data.get("slug") or None)
+        return tenant_update(tenant=self.unchanged, name=self.cleaned_data["name"])
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    fields = ["user", "role"]
+    extra = 0
+
+    def has_view_permission(self, request, obj=None):
+        return True  # the tenant page itself is already scoped
+
+    def has_add_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user":
+            kwargs["queryset"] = _staff_users()
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+@admin.register(Tenant)
+class TenantAdmin(SuperuserManagedAdmin):
+    form = TenantForm
+    tenant_path = "pk"
+    list_display = ["name", "slug", "created_at"]
+    search_fields = ["name", "slug"]
+    inlines = [MembershipInline]
+
+    def tenant_id_of(self, obj):
+        return obj.pk
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["slug", "created_at"] if obj else []
+
+    def get_fields(self, request, obj=None):
+        return ["name", "slug", "created_at"] if obj else ["name", "slug"]
+
+    def save_formset(self, request, form, formset, change):
+        formset.save(commit=False)  # collects new, changed and deleted rows without writing
+        tenant = form.instance
+        for membership in formset.deleted_objects:
+            membership_remove(membership=membership)
+        for membership, changed_fields in formset.changed_objects:
+            if "user" in changed_fields:
+                # The row now names another user; deleting it by pk removes the previous user's membership.
+                membership_remove(membership=membership)
+            membership_set(tenant=tenant, user=membership.user, role=membership.role)
+        for membership in formset.new_objects:
+            membership_set(tenant=tenant, user=membership.user, role=membership.role)
+
+
+class MembershipForm(ServiceModelForm):
+    class Meta:
+        model = Membership
+        fields = ["tenant", "user", "role"]
+
+    def run_service(self):
+        if self.unchanged is None:
+            tenant, user = self.cleaned_data["tenant"], self.cleaned_data["user"]
+        else:
+            tenant, user = self.unchanged.tenant, self.unchanged.user
+        return membership_set(tenant=tenant, user=user, role=self.cleaned_data["role"])
+
+
+@admin.register(Membership)
+class MembershipAdmin(SuperuserManagedAdmin):
+    form = MembershipForm
+    list_display = ["user", "tenant", "role", "created_at"]
+    list_filter = ["role", ("tenant", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["user__username", "tenant__name", "tenant__slug"]
+    list_select_related = ["user", "tenant"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["tenant", "user"] if obj else []
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def delete_model(self, request, obj):
+        membership_remove(membership=obj)
+
+    def delete_queryset(self, request, queryset):
+        for membership in queryset:
+            membership_remove(membership=membership)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user":
+            kwargs["queryset"] = _staff_users()
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+# --- API keys ---------------------------------------------------------------------------------------------
+
+
+def _store_names_field() -> SimpleArrayField:
+    return SimpleArrayField(
+        forms.SlugField(max_length=100),
+        required=False,
+        help_text="Comma-separated store names the key may use; leave blank for every store of the tenant.",
+    )
+
+
+class ApiKeyIssueForm(ServiceModelForm):
+    scopes = forms.MultipleChoiceField(
+        choices=ApiKey.Scope.choices,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Write includes read; admin includes both.",
+    )
+    store_names = _store_names_field()
+
+    class Meta:
+        model = ApiKey
+        fields = ["tenant", "name", "scopes", "store_names"]
+
+    raw_key = None
+
+    def run_service(self):
+        issued = api_key_issue(
+            tenant=self.cleaned_data["tenant"],
+            name=self.cleaned_data["name"],
+            scopes=self.cleaned_data["scopes"],
+            store_names=self.cleaned_data["store_names"],
+            created_by=self.request_user,
+        )
+        self.raw_key = issued.raw_key
+        return issued.api_key
+
+
+class ApiKeyChangeForm(ServiceModelForm):
+    store_names = _store_names_field()
+
+    class Meta:
+        model = ApiKey
+        fields = ["name", "store_names"]
+
+    def run_service(self):
+        return api_key_update(
+            api_key=self.unchanged, name=self.cleaned_data["name"], store_names=self.cleaned_data["store_names"]
+        )
+
+
+class RevokedFilter(admin.SimpleListFilter):
+    title = "revoked"
+    parameter_name = "revoked"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Revoked"), ("no", "Active")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(revoked_at__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(revoked_at__isnull=True)
+        return queryset
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(TenantScopedAdmin):
+    add_form = ApiKeyIssueForm
+    form = ApiKeyChangeForm
+    list_display = ["name", "tenant", "prefix", "scopes", "store_names", "last_used_at", "revoked"]
+    list_filter = [("tenant", admin.RelatedOnlyFieldListFilter), RevokedFilter]
+    list_select_related = ["tenant"]
+    search_fields = ["name", "prefix"]
+    actions = ["revoke"]
+    issued_template = "admin/tenancy/apikey/issued.html"
+
+    # key_hash is in none of these lists, so it is never rendered, not even read-only.
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["tenant", "name", "scopes", "store_names"]
+        return [
+            "name", "store_names", "tenant", "prefix", "scopes",
+            "created_by", "created_at", "last_used_at", "revoked_at",
+        ]  # fmt: skip
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return []
+        return ["tenant", "prefix", "scopes", "created_by", "created_at", "last_used_at", "revoked_at"]
+
+    def has_change_permission(self, request, obj=None):
+        # A revoked key stays revoked and needs no more edits.
+        return super().has_change_permission(request, obj) and not (obj is not None and obj.is_revoked)
+
+    @admin.display(boolean=True, description="revoked", ordering="revoked_at")
+    def revoked(self, obj):
+        return obj.is_revoked
+
+    def save_model(self, request, obj, form, change):
+        # Held on this in-memory object only, for response_add to show once.
+        obj.raw_key_once = getattr(form, "raw_key", None)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        raw_key = getattr(obj, "raw_key_once", None)
+        if not raw_key:
+            return super().response_add(request, obj, post_url_continue)
+        self.message_user(request, f"API key “{obj.name}” issued.", messages.SUCCESS)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "API key issued",
+            "api_key": obj,
+            "raw_key": raw_key,
+        }
+        response = TemplateResponse(request, self.issued_template, context)
+        add_never_cache_headers(response)  # the page holds a secret: no browser or proxy copy
+        return response
+
+    @admin.action(description="Revoke selected API keys", permissions=["change"])
+    def revoke(self, request, queryset):
+        revoked = 0
+        for api_key in self.editable_queryset(request, queryset).filter(revoked_at__isnull=True):
+            api_key_revoke(api_key=api_key)
+            revoked += 1
+        self.message_user(request, f"Revoked {revoked} API key(s).", messages.SUCCESS)

@@ -1,0 +1,76 @@
+"""Shared fixtures: two tenants, each with staff (admin, reviewer, outsider), API keys and a store."""
+
+from dataclasses import dataclass, field
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from apps.core.actors import Actor
+from apps.memories.services import MemoryInput, memory_create, store_create
+from apps.tenancy.models import Membership
+from apps.tenancy.services import api_key_issue, membership_set, tenant_create
+
+
+@pytest.fixture(autouse=True)
+def _hash_embedder_by_default(settings):
+    # The deterministic, download-free embedder is the test default; tests of the local model ask for it.
+    settings.MEMORYHUB_DEFAULT_EMBEDDER = "hash"
+    # Password hashing is deliberately slow; tests create many users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@dataclass
+class TenantWorld:
+    tenant: object
+    admin: object
+    reviewer: object
+    store: object
+    keys: dict = field(default_factory=dict)  # scope name -> raw key
+
+    def client(self, scope: str = "admin") -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {self.keys[scope]}")
+        return client
+
+
+def build_tenant_world(slug: str) -> TenantWorld:
+    User = get_user_model()
+    tenant = tenant_create(name=slug.title(), slug=slug)
+    admin = User.objects.create_user(f"{slug}-admin", password="pw-admin-123!", is_staff=True)
+    reviewer = User.objects.create_user(f"{slug}-reviewer", password="pw-reviewer-123!", is_staff=True)
+    membership_set(tenant=tenant, user=admin, role=Membership.Role.ADMIN)
+    membership_set(tenant=tenant, user=reviewer, role=Membership.Role.REVIEWER)
+    store = store_create(tenant=tenant, name="main", embedding_provider="hash")
+    keys = {
+        scope: api_key_issue(tenant=tenant, name=f"{slug}-{scope}", scopes=[scope]).raw_key
+        for scope in ("read", "write", "admin")
+    }
+    return TenantWorld(tenant=tenant, admin=admin, reviewer=reviewer, store=store, keys=keys)
+
+
+@pytest.fixture
+def tenant_a(db) -> TenantWorld:
+    return build_tenant_world("acme")
+
+
+@pytest.fixture
+def tenant_b(db) -> TenantWorld:
+    return build_tenant_world("globex")
+
+
+@pytest.fixture
+def outsider(db):
+    """A staff user who belongs to no tenant."""
+    return get_user_model().objects.create_user("outsider", password="pw-outsider-123!", is_staff=True)
+
+
+@pytest.fixture
+def add_memory():
+    """Create a memory through the service, as the system."""
+
+    def _add(store, content, user_id="alice", **fields):
+        item = MemoryInput(user_id=user_id, content=content, **fields)
+        return memory_create(store=store, item=item, actor=Actor.system("test")).memory
+
+    return _add

@@ -1,0 +1,148 @@
+"""Every endpoint: no key -> 401, bad/revoked key -> 401, missing scope -> 403, other tenant -> 404."""
+
+import uuid
+
+import pytest
+from rest_framework.test import APIClient
+
+from apps.core.actors import Actor
+from apps.memories.services import MemoryInput, memory_create
+from apps.tenancy.models import ApiKey
+from apps.tenancy.services import api_key_issue, api_key_revoke
+
+SCOPES = ("read", "write", "admin")
+
+
+def _endpoints(memory_id):
+    m = f"/api/v1/stores/main/memories/{memory_id}"
+    return [
+        # (method, path, body, required scope, store scoped)
+        ("get", "/api/v1/stores", None, "read", False),
+        ("post", "/api/v1/stores", {"name": "fresh"}, "admin", False),
+        ("get", "/api/v1/stores/main", None, "read", True),
+        ("patch", "/api/v1/stores/main", {"description": "x"}, "admin", True),
+        ("delete", "/api/v1/stores/main", None, "admin", True),
+        ("get", "/api/v1/stores/main/memories", None, "read", True),
+        ("post", "/api/v1/stores/main/memories", {"user_id": "u", "content": "new fact"}, "write", True),
+        ("post", "/api/v1/stores/main/memories/bulk", {"memories": [{"user_id": "u", "content": "x y"}]}, "write", True),
+        ("get", m, None, "read", True),
+        ("patch", m, {"importance": 0.9}, "write", True),
+        ("delete", m, None, "write", True),
+        ("delete", m + "?hard=true", None, "admin", True),
+        ("get", m + "/history", None, "read", True),
+        ("post", "/api/v1/stores/main/search", {"query": "tea"}, "read", True),
+        ("delete", "/api/v1/stores/main/users/alice", None, "admin", True),
+    ]
+
+
+def _call(client, method, path, body):
+    return getattr(client, method)(path, body, format="json") if body is not None else getattr(client, method)(path)
+
+
+@pytest.fixture
+def memory(tenant_a):
+    item = MemoryInput(user_id="alice", content="Alice drinks green tea")
+    return memory_create(store=tenant_a.store, item=item, actor=Actor.system()).memory
+
+
+def _endpoint_ids():
+    return [f"{method.upper()} {path}" for method, path, *_ in _endpoints("ID")]
+
+
+@pytest.mark.parametrize("index", range(len(_endpoints("x"))), ids=_endpoint_ids())
+def test_endpoint_access_matrix(index, tenant_a, tenant_b, memory):
+    method, path, body, required, store_scoped = _endpoints(memory.pk)[index]
+
+    anonymous = APIClient()
+    response = _call(anonymous, method, path, body)
+    assert response.status_code == 401, response.content
+    assert response.json()["error"]["code"] == "not_authenticated"
+
+    bogus = APIClient()
+    bogus.credentials(HTTP_AUTHORIZATION="Bearer mh_nothing_real")
+    assert _call(bogus, method, path, body).status_code == 401
+
+    rank = SCOPES.index(required)
+    for scope in SCOPES[:rank]:
+        response = _call(tenant_a.client(scope), method, path, body)
+        assert response.status_code == 403, (scope, response.content)
+        assert response.json()["error"]["code"] == "permission_denied"
+
+    if store_scoped:
+        # The other tenant has a store named "main" too, but never sees this tenant's objects.
+        response = _call(tenant_b.client("admin"), method, path, body)
+        if str(memory.pk) in path:
+            assert response.status_code == 404, response.content
+        else:
+            # Same store name exists in tenant B: the call acts on B's own store, never on A's.
+            assert response.status_code < 500
+
+    response = _call(tenant_a.client(required), method, path, body)
+    assert response.status_code in (200, 201), response.content
+
+
+def test_other_tenants_store_is_404(tenant_a, tenant_b):
+    tenant_a.client().post("/api/v1/stores", {"name": "private"}, format="json")
+    response = tenant_b.client("admin").get("/api/v1/stores/private")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "store_not_found"
+    names = [store["name"] for store in tenant_b.client("read").get("/api/v1/stores").json()["results"]]
+    assert "private" not in names
+
+
+def test_other_tenants_memory_is_404_even_by_id(tenant_a, tenant_b, memory):
+    response = tenant_b.client("admin").get(f"/api/v1/stores/main/memories/{memory.pk}")
+    assert response.status_code == 404
+    response = tenant_b.client("admin").patch(
+        f"/api/v1/stores/main/memories/{memory.pk}", {"content": "hijacked"}, format="json"
+    )
+    assert response.status_code == 404
+    memory.refresh_from_db()
+    assert memory.content == "Alice drinks green tea"
+
+
+def test_revoked_key_is_rejected(tenant_a):
+    issued = api_key_issue(tenant=tenant_a.tenant, name="temp", scopes=["read"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.raw_key}")
+    assert client.get("/api/v1/stores").status_code == 200
+    api_key_revoke(api_key=issued.api_key)
+    response = client.get("/api/v1/stores")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "authentication_failed"
+
+
+def test_store_limited_key_sees_only_its_stores(tenant_a):
+    tenant_a.client().post("/api/v1/stores", {"name": "other"}, format="json")
+    issued = api_key_issue(tenant=tenant_a.tenant, name="limited", scopes=["write"], store_names=["main"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.raw_key}")
+    listed = [store["name"] for store in client.get("/api/v1/stores").json()["results"]]
+    assert listed == ["main"]
+    assert client.get("/api/v1/stores/main/memories").status_code == 200
+    response = client.post("/api/v1/stores/other/memories", {"user_id": "u", "content": "x"}, format="json")
+    assert response.status_code == 403
+
+
+def test_wrong_auth_scheme_is_401(tenant_a):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {tenant_a.keys['admin']}")
+    response = client.get("/api/v1/stores")
+    assert response.status_code == 401
+    assert "Bearer" in response.json()["error"]["message"]
+
+
+def test_keys_are_stored_hashed_and_touch_last_used(tenant_a):
+    raw = tenant_a.keys["read"]
+    key = ApiKey.objects.get(prefix=raw[: len("mh_") + 8])
+    assert raw not in (key.key_hash, key.prefix)
+    assert key.last_used_at is None
+    tenant_a.client("read").get("/api/v1/stores")
+    key.refresh_from_db()
+    assert key.last_used_at is not None
+
+
+def test_unknown_memory_id_is_404(tenant_a):
+    response = tenant_a.client().get(f"/api/v1/stores/main/memories/{uuid.uuid4()}")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "memory_not_found"

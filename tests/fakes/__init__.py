@@ -1,0 +1,1 @@
+"""Real, local stand-ins for the outside services memoryhub talks to."""

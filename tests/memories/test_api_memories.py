@@ -1,0 +1,299 @@
+import pytest
+from django.db import IntegrityError, connection, transaction
+
+from apps.memories.models import Memory, MemoryRevision
+
+BASE = "/api/v1/stores/main"
+
+
+def _create(client, **fields):
+    body = {"user_id": "alice", "content": "Alice likes green tea", **fields}
+    return client.post(f"{BASE}/memories", body, format="json")
+
+
+def test_create_memory_returns_it_and_writes_a_create_revision(tenant_a):
+    response = _create(
+        tenant_a.client("write"),
+        memory_type="preference",
+        metadata={"channel": "chat"},
+        tags=["drinks"],
+        importance=0.8,
+        agent_id="support-bot",
+        session_id="s-1",
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert body["duplicate"] is False
+    memory = body["memory"]
+    assert memory["content"] == "Alice likes green tea"
+    assert memory["memory_type"] == "preference"
+    assert memory["metadata"] == {"channel": "chat"}
+    assert memory["tags"] == ["drinks"]
+    assert memory["importance"] == 0.8
+    assert memory["status"] == "active" and memory["source"] == "api"
+    revisions = list(MemoryRevision.objects.filter(memory_id=memory["id"]))
+    assert [r.action for r in revisions] == ["create"]
+    assert revisions[0].actor_type == "api_key" and "acme-write" in revisions[0].actor_label
+    assert revisions[0].after["content"] == "Alice likes green tea" and revisions[0].before is None
+
+
+def test_same_normalised_content_returns_existing_memory(tenant_a):
+    client = tenant_a.client("write")
+    first = _create(client).json()["memory"]
+    again = _create(client, content="  alice LIKES green   tea.  ")
+    assert again.status_code == 200
+    assert again.json()["duplicate"] is True
+    assert again.json()["memory"]["id"] == first["id"]
+    assert Memory.objects.filter(store=tenant_a.store).count() == 1
+    # Another user may hold the same sentence.
+    other = _create(client, user_id="bob")
+    assert other.status_code == 201 and other.json()["duplicate"] is False
+
+
+def test_deleted_content_can_be_written_again(tenant_a):
+    client = tenant_a.client("write")
+    first = _create(client).json()["memory"]
+    assert client.delete(f"{BASE}/memories/{first['id']}").status_code == 200
+    again = _create(client)
+    assert again.status_code == 201 and again.json()["memory"]["id"] != first["id"]
+
+
+def test_database_refuses_two_live_rows_with_same_content(tenant_a, add_memory):
+    memory = add_memory(tenant_a.store, "Alice likes green tea")
+    clone = Memory.objects.get(pk=memory.pk)
+    clone.pk = None
+    with pytest.raises(IntegrityError), transaction.atomic():
+        clone.save(force_insert=True)
+
+
+def test_bulk_create_counts_duplicates_within_and_across_requests(tenant_a):
+    client = tenant_a.client("write")
+    _create(client, content="Alice lives in Paris")
+    response = client.post(
+        f"{BASE}/memories/bulk",
+        {
+            "memories": [
+                {"user_id": "alice", "content": "Alice lives in Paris"},
+                {"user_id": "alice", "content": "Alice has a cat named Tom"},
+                {"user_id": "alice", "content": "alice has a cat named tom"},
+                {"user_id": "bob", "content": "Bob plays chess", "memory_type": "fact"},
+            ]
+        },
+        format="json",
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert (body["created"], body["duplicates"]) == (2, 2)
+    assert [r["duplicate"] for r in body["results"]] == [True, False, True, False]
+    assert body["results"][1]["memory"]["id"] == body["results"][2]["memory"]["id"]
+    assert Memory.objects.filter(store=tenant_a.store).count() == 3
+    assert MemoryRevision.objects.filter(store=tenant_a.store, action="create").count() == 3
+
+
+def test_bulk_create_is_all_or_nothing(tenant_a):
+    response = tenant_a.client("write").post(
+        f"{BASE}/memories/bulk",
+        {"memories": [{"user_id": "alice", "content": "fine"}, {"user_id": "alice", "content": "x", "importance": 7}]},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert "importance" in str(response.json()["error"]["details"])
+    assert Memory.objects.count() == 0
+
+
+def test_bulk_create_of_500_succeeds_and_501_is_413(tenant_a):
+    client = tenant_a.client("write")
+    items = [{"user_id": f"u{i % 7}", "content": f"Fact number {i} about the customer"} for i in range(501)]
+    too_many = client.post(f"{BASE}/memories/bulk", {"memories": items}, format="json")
+    assert too_many.status_code == 413
+    assert too_many.json()["error"]["code"] == "batch_too_large"
+    assert Memory.objects.count() == 0
+    ok = client.post(f"{BASE}/memories/bulk", {"memories": items[:500]}, format="json")
+    assert ok.status_code == 201 and ok.json()["created"] == 500
+    assert Memory.objects.count() == 500
+
+
+def test_list_filters(tenant_a, add_memory):
+    store = tenant_a.store
+    add_memory(store, "Alice likes tea", memory_type="preference", tags=["drinks"], metadata={"plan": "pro"})
+    add_memory(store, "Alice lives in Paris", agent_id="bot-1", session_id="s1", metadata={"plan": "free"})
+    add_memory(store, "Bob likes coffee", user_id="bob", tags=["drinks"])
+    pending = add_memory(store, "Alice maybe likes jazz", status="pending_review")
+    client = tenant_a.client("read")
+
+    def contents(query):
+        response = client.get(f"{BASE}/memories{query}")
+        assert response.status_code == 200, response.content
+        return sorted(m["content"] for m in response.json()["results"])
+
+    assert contents("?user_id=alice") == ["Alice likes tea", "Alice lives in Paris", "Alice maybe likes jazz"]
+    assert contents("?agent_id=bot-1") == ["Alice lives in Paris"]
+    assert contents("?session_id=s1") == ["Alice lives in Paris"]
+    assert contents("?memory_type=preference") == ["Alice likes tea"]
+    assert contents("?tag=drinks") == ["Alice likes tea", "Bob likes coffee"]
+    assert contents("?metadata.plan=pro") == ["Alice likes tea"]
+    assert contents("?status=pending_review") == [pending.content]
+    assert contents("?user_id=alice&tag=drinks") == ["Alice likes tea"]
+    assert contents("?created_after=2999-01-01T00:00:00Z") == []
+    assert len(contents("?created_before=2999-01-01T00:00:00Z")) == 4
+
+
+def test_list_hides_deleted_and_expired_unless_asked(tenant_a, add_memory):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    add_memory(tenant_a.store, "Alice likes tea")
+    add_memory(tenant_a.store, "Old promo code", expires_at=timezone.now() - timedelta(minutes=1))
+    gone = add_memory(tenant_a.store, "Wrong fact")
+    tenant_a.client("write").delete(f"{BASE}/memories/{gone.pk}")
+    client = tenant_a.client("read")
+    assert [m["content"] for m in client.get(f"{BASE}/memories").json()["results"]] == ["Alice likes tea"]
+    with_expired = client.get(f"{BASE}/memories?include_expired=true").json()["results"]
+    assert {m["content"] for m in with_expired} == {"Alice likes tea", "Old promo code"}
+    deleted = client.get(f"{BASE}/memories?status=deleted").json()["results"]
+    assert [m["content"] for m in deleted] == ["Wrong fact"]
+
+
+def test_cursor_pagination_walks_every_memory_once(tenant_a):
+    client = tenant_a.client("write")
+    items = [{"user_id": "alice", "content": f"Memory number {i}"} for i in range(23)]
+    client.post(f"{BASE}/memories/bulk", {"memories": items}, format="json")
+    seen = []
+    url = f"{BASE}/memories?page_size=5"
+    while url:
+        body = client.get(url).json()
+        assert len(body["results"]) <= 5
+        seen.extend(m["id"] for m in body["results"])
+        url = body["next"]
+    assert len(seen) == 23 == len(set(seen))
+
+
+def test_patch_content_reembeds_and_records_before_and_after(tenant_a, add_memory):
+    memory = add_memory(tenant_a.store, "Alice lives in Paris")
+    client = tenant_a.client("write")
+    response = client.patch(
+        f"{BASE}/memories/{memory.pk}",
+        {"content": "Alice lives in Berlin", "tags": ["moved"], "reason": "customer moved"},
+        format="json",
+    )
+    assert response.status_code == 200
+    assert response.json()["content"] == "Alice lives in Berlin"
+    revision = MemoryRevision.objects.filter(memory=memory).order_by("-id").first()
+    assert revision.action == "update"
+    assert revision.before["content"] == "Alice lives in Paris"
+    assert revision.after["content"] == "Alice lives in Berlin"
+    assert revision.changed_fields == ["content", "tags"]
+    assert revision.reason == "customer moved"
+    hits = client.post(f"{BASE}/search", {"query": "Berlin", "mode": "keyword"}, format="json").json()["results"]
+    assert [hit["memory"]["id"] for hit in hits] == [str(memory.pk)]
+
+
+def test_patch_to_content_of_another_live_memory_is_409(tenant_a, add_memory):
+    add_memory(tenant_a.store, "Alice likes tea")
+    other = add_memory(tenant_a.store, "Alice likes coffee")
+    response = tenant_a.client("write").patch(
+        f"{BASE}/memories/{other.pk}", {"content": "alice likes tea"}, format="json"
+    )
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "duplicate_memory"
+    other.refresh_from_db()
+    assert other.content == "Alice likes coffee"
+
+
+def test_patch_without_fields_is_400(tenant_a, add_memory):
+    memory = add_memory(tenant_a.store, "Alice likes tea")
+    response = tenant_a.client("write").patch(f"{BASE}/memories/{memory.pk}", {"reason": "nothing"}, format="json")
+    assert response.status_code == 400
+
+
+def test_soft_delete_then_restore_keeps_history(tenant_a, add_memory):
+    memory = add_memory(tenant_a.store, "Alice likes tea")
+    client = tenant_a.client("write")
+    response = client.delete(f"{BASE}/memories/{memory.pk}?reason=wrong")
+    assert response.status_code == 200 and response.json()["hard"] is False
+    assert client.get(f"{BASE}/memories/{memory.pk}").json()["status"] == "deleted"
+    restored = client.patch(f"{BASE}/memories/{memory.pk}", {"status": "active"}, format="json")
+    assert restored.json()["status"] == "active"
+    history = client.get(f"{BASE}/memories/{memory.pk}/history").json()["results"]
+    assert [entry["action"] for entry in history] == ["create", "delete", "restore"]
+    assert history[1]["reason"] == "wrong"
+    assert history[1]["before"]["status"] == "active" and history[1]["after"]["status"] == "deleted"
+
+
+def test_hard_delete_removes_memory_and_history(tenant_a, add_memory):
+    memory = add_memory(tenant_a.store, "Alice likes tea")
+    response = tenant_a.client("admin").delete(f"{BASE}/memories/{memory.pk}?hard=true")
+    assert response.status_code == 200 and response.json()["hard"] is True
+    assert not Memory.objects.filter(pk=memory.pk).exists()
+    assert not MemoryRevision.objects.filter(memory_id=memory.pk).exists()
+
+
+def test_erase_user_removes_only_that_users_memories_and_revisions(tenant_a, tenant_b, add_memory):
+    for content in ("Alice likes tea", "Alice lives in Paris", "Alice has a cat"):
+        add_memory(tenant_a.store, content)
+    kept = add_memory(tenant_a.store, "Bob likes coffee", user_id="bob")
+    elsewhere = add_memory(tenant_b.store, "Alice at Globex", user_id="alice")
+    response = tenant_a.client("admin").delete(f"{BASE}/users/alice")
+    assert response.status_code == 200
+    assert response.json() == {"user_id": "alice", "memories": 3, "revisions": 3}
+    assert not Memory.objects.filter(store=tenant_a.store, user_id="alice").exists()
+    assert not MemoryRevision.objects.filter(store=tenant_a.store, user_id="alice").exists()
+    assert Memory.objects.filter(pk__in=[kept.pk, elsewhere.pk]).count() == 2
+
+
+def test_revisions_are_append_only_in_the_database(tenant_a, add_memory):
+    memory = add_memory(tenant_a.store, "Alice likes tea")
+    with pytest.raises(IntegrityError, match="append-only"), transaction.atomic():
+        MemoryRevision.objects.filter(memory=memory).update(reason="rewritten")
+
+
+def test_store_crud(tenant_a):
+    client = tenant_a.client("admin")
+    created = client.post(
+        "/api/v1/stores",
+        {"name": "support", "description": "Support facts", "embedding_provider": "hash", "embedding_dimension": 768,
+         "review_policy": "review", "search_defaults": {"mode": "keyword", "limit": 5}},
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    assert created.json()["embedding_dimension"] == 768
+    assert client.post("/api/v1/stores", {"name": "support"}, format="json").status_code == 409
+    updated = client.patch("/api/v1/stores/support", {"description": "Changed", "review_policy": "auto"}, format="json")
+    assert updated.status_code == 200 and updated.json()["description"] == "Changed"
+    fixed = client.patch("/api/v1/stores/support", {"embedding_dimension": 384}, format="json")
+    assert fixed.status_code == 400 and fixed.json()["error"]["code"] == "immutable_field"
+    client.post("/api/v1/stores/support/memories", {"user_id": "u", "content": "x y z"}, format="json")
+    deleted = client.delete("/api/v1/stores/support")
+    assert deleted.status_code == 200 and deleted.json()["memories"] == 1
+    assert client.get("/api/v1/stores/support").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"name": "Not A Slug"}, "name"),
+        ({"name": "x", "embedding_provider": "word2vec"}, "embedding_provider"),
+        ({"name": "x", "embedding_provider": "hash", "embedding_dimension": 1000}, "embedding_dimension"),
+        ({"name": "x", "embedding_provider": "local", "embedding_dimension": 768}, "embedding_dimension"),
+        ({"name": "x", "search_defaults": {"mode": "fuzzy"}}, "mode"),
+        ({"name": "x", "search_defaults": {"limit": 1000}}, "limit"),
+        ({"name": "x", "max_content_length": 3}, "max_content_length"),
+    ],
+)
+def test_store_create_rejects_bad_configuration(tenant_a, body, field):
+    response = tenant_a.client("admin").post("/api/v1/stores", body, format="json")
+    assert response.status_code == 400, response.content
+    assert field in str(response.json()["error"])
+
+
+def test_vector_dimensions_follow_the_store(tenant_a):
+    client = tenant_a.client("admin")
+    client.post("/api/v1/stores", {"name": "wide", "embedding_provider": "hash", "embedding_dimension": 1536}, format="json")
+    created = client.post("/api/v1/stores/wide/memories", {"user_id": "u", "content": "Wide vectors"}, format="json")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT vector_dims(embedding), embedding_dimension FROM memories_memory WHERE id = %s",
+            [created.json()["memory"]["id"]],
+        )
+        assert cursor.fetchone() == (1536, 1536)

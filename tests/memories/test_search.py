@@ -1,0 +1,153 @@
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from apps.core.actors import Actor
+from apps.core.embeddings import SUPPORTED_DIMENSIONS
+from apps.memories import selectors
+from apps.memories.services import MemoryInput, memory_bulk_create, store_create
+
+SEARCH = "/api/v1/stores/main/search"
+
+
+def _search(client, **body):
+    response = client.post(SEARCH, body, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()["results"]
+
+
+@pytest.fixture
+def alice_memories(tenant_a, add_memory):
+    store = tenant_a.store
+    return {
+        "tea": add_memory(store, "Alice drinks green tea every morning", memory_type="preference",
+                          metadata={"topic": "food"}, tags=["drinks"]),
+        "paris": add_memory(store, "Alice lives in Paris near the river", metadata={"topic": "home"}),
+        "job": add_memory(store, "Alice works as a nurse at the city hospital", agent_id="hr-bot", session_id="s9"),
+        "bob": add_memory(store, "Bob drinks black tea", user_id="bob"),
+    }
+
+
+def test_hybrid_search_fuses_both_rankings(tenant_a, alice_memories):
+    results = _search(tenant_a.client("read"), query="green tea", user_id="alice")
+    top = results[0]
+    assert top["memory"]["id"] == str(alice_memories["tea"].pk)
+    assert top["vector_rank"] == 1 and top["keyword_rank"] == 1
+    assert top["score"] == pytest.approx(1.0)
+    assert all(0 <= hit["score"] <= 1 for hit in results)
+    assert [hit["score"] for hit in results] == sorted((hit["score"] for hit in results), reverse=True)
+
+
+def test_search_is_scoped_to_the_user(tenant_a, alice_memories):
+    results = _search(tenant_a.client("read"), query="tea", user_id="bob")
+    assert [hit["memory"]["user_id"] for hit in results] == ["bob"]
+
+
+def test_search_filters(tenant_a, alice_memories):
+    client = tenant_a.client("read")
+    ids = lambda results: {hit["memory"]["id"] for hit in results}  # noqa: E731
+    assert ids(_search(client, query="Alice", memory_types=["preference"])) == {str(alice_memories["tea"].pk)}
+    assert ids(_search(client, query="Alice", metadata={"topic": "home"})) == {str(alice_memories["paris"].pk)}
+    assert ids(_search(client, query="Alice", agent_id="hr-bot")) == {str(alice_memories["job"].pk)}
+    assert ids(_search(client, query="Alice", session_id="s9")) == {str(alice_memories["job"].pk)}
+    assert ids(_search(client, query="tea", tags=["drinks"])) == {str(alice_memories["tea"].pk)}
+
+
+def test_modes_and_limit_and_min_score(tenant_a, alice_memories):
+    client = tenant_a.client("read")
+    keyword = _search(client, query="hospital nurse", mode="keyword")
+    assert [hit["memory"]["id"] for hit in keyword] == [str(alice_memories["job"].pk)]
+    assert keyword[0]["vector_rank"] is None and keyword[0]["similarity"] is None
+    vector = _search(client, query="hospital nurse", mode="vector", limit=2)
+    assert len(vector) == 2 and vector[0]["memory"]["id"] == str(alice_memories["job"].pk)
+    assert vector[0]["keyword_rank"] is None
+    assert vector[0]["score"] == pytest.approx(vector[0]["similarity"])
+    strict = _search(client, query="hospital nurse", mode="vector", min_score=0.99)
+    assert strict == []
+
+
+def test_store_search_defaults_apply(tenant_a, alice_memories):
+    tenant_a.client("admin").patch(
+        "/api/v1/stores/main", {"search_defaults": {"mode": "keyword", "limit": 1}}, format="json"
+    )
+    response = tenant_a.client("read").post(SEARCH, {"query": "Alice"}, format="json").json()
+    assert response["mode"] == "keyword" and len(response["results"]) == 1
+
+
+def test_search_hides_pending_deleted_superseded_and_expired(tenant_a, add_memory):
+    store = tenant_a.store
+    visible = add_memory(store, "Alice owns a red bicycle")
+    pending = add_memory(store, "Alice owns a blue bicycle", status="pending_review")
+    add_memory(store, "Alice owned a green bicycle", expires_at=timezone.now() - timedelta(seconds=1))
+    deleted = add_memory(store, "Alice owns a yellow bicycle")
+    tenant_a.client("write").delete(f"/api/v1/stores/main/memories/{deleted.pk}")
+    superseded = add_memory(store, "Alice owns a black bicycle")
+    tenant_a.client("write").patch(f"/api/v1/stores/main/memories/{superseded.pk}", {"status": "rejected"}, format="json")
+
+    client = tenant_a.client("read")
+    assert [hit["memory"]["id"] for hit in _search(client, query="bicycle")] == [str(visible.pk)]
+    with_pending = {hit["memory"]["id"] for hit in _search(client, query="bicycle", include_pending=True)}
+    assert with_pending == {str(visible.pk), str(pending.pk)}
+
+
+def test_stopword_only_query_still_answers_by_vector(tenant_a, alice_memories):
+    results = _search(tenant_a.client("read"), query="the and of")
+    assert results and all(hit["keyword_rank"] is None for hit in results)
+
+
+def test_search_never_crosses_stores(tenant_a, tenant_b, alice_memories):
+    assert _search(tenant_b.client("read"), query="green tea") == []
+
+
+def _explain_search(store, search, *, forbid_seqscan=False):
+    with CaptureQueriesContext(connection) as captured:
+        selectors.memory_search(store=store, search=search)
+    sql = next(query["sql"] for query in captured.captured_queries if query["sql"].lstrip().startswith("WITH"))
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        if forbid_seqscan:
+            # Only the HNSW index can deliver rows in distance order, so forbidding a sort asks
+            # whether the query can use it at all.
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute("EXPLAIN " + sql)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+WORDS = ["tea", "coffee", "paris", "berlin", "nurse", "pilot", "cat", "dog", "jazz", "rock", "bike", "car"]
+
+
+def _fill(store, batches):
+    for batch in range(batches):
+        items = [
+            MemoryInput(user_id=f"user{i % 200}",
+                        content=f"{WORDS[i % 12]} {WORDS[(i // 12) % 12]} {WORDS[(i // 144) % 12]} fact {batch}-{i}")
+            for i in range(500)
+        ]
+        memory_bulk_create(store=store, items=items, actor=Actor.system())
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+
+
+def test_planner_chooses_hnsw_and_gin_indexes_on_its_own(tenant_a):
+    store = store_create(tenant=tenant_a.tenant, name="big", embedding_provider="hash", embedding_dimension=384)
+    _fill(store, 6)
+    plan = _explain_search(store, selectors.SearchQuery(query="tea in paris", mode="vector", limit=10))
+    assert "memory_embedding_hnsw_384" in plan, plan
+    # A selective word: the full-text side goes through the GIN index.
+    hybrid = _explain_search(store, selectors.SearchQuery(query="zeppelin", limit=10))
+    assert "memory_embedding_hnsw_384" in hybrid and "memory_search_vector" in hybrid, hybrid
+
+
+@pytest.mark.parametrize("dimension", SUPPORTED_DIMENSIONS)
+def test_each_dimension_has_a_matching_partial_hnsw_index(tenant_a, dimension):
+    """The query's cast and predicate match the partial index of that dimension (and no other)."""
+    store = store_create(tenant=tenant_a.tenant, name=f"dim{dimension}", embedding_provider="hash",
+                         embedding_dimension=dimension)
+    memory_bulk_create(store=store, items=[MemoryInput(user_id="u", content="tea in paris")], actor=Actor.system())
+    plan = _explain_search(store, selectors.SearchQuery(query="tea", mode="vector"), forbid_seqscan=True)
+    used = {name for name in (f"memory_embedding_hnsw_{d}" for d in SUPPORTED_DIMENSIONS) if name + " " in plan}
+    assert used == {f"memory_embedding_hnsw_{dimension}"}, plan
