@@ -231,67 +231,79 @@ def memory_bulk_create(
             to_embed[key] = item.content
     vectors = dict(zip(to_embed, _embed(store, list(to_embed.values())))) if to_embed else {}
 
-    now = timezone.now()
-    with transaction.atomic():
-        # Re-check inside the transaction: another request may have written the same content meanwhile;
-        # the partial unique index is the final arbiter if two race past this point.
-        known = _find_live_duplicates(store, set(to_embed) | set(known))
-        results: list[MemoryWriteResult] = []
-        new_memories: list[Memory] = []
-        created_here: dict[tuple[str, str], Memory] = {}
-        for item, digest in zip(items, digests):
-            key = (item.user_id, digest)
-            if key in known:
-                results.append(MemoryWriteResult(memory=known[key], duplicate=True))
-                continue
-            if key in created_here:
-                results.append(MemoryWriteResult(memory=created_here[key], duplicate=True))
-                continue
-            memory = Memory(
-                store=store,
-                user_id=item.user_id,
-                agent_id=item.agent_id,
-                session_id=item.session_id,
-                content=item.content,
-                memory_type=item.memory_type,
-                metadata=item.metadata,
-                tags=item.tags,
-                importance=item.importance,
-                confidence=item.confidence,
-                status=item.status,
-                source=item.source,
-                provenance=item.provenance,
-                valid_from=item.valid_from or now,
-                valid_to=item.valid_to,
-                expires_at=item.expires_at,
-                content_hash=digest,
-                embedding=vectors[key],
-                embedding_dimension=store.embedding_dimension,
-                created_at=now,
-                updated_at=now,
-            )
-            created_here[key] = memory
-            new_memories.append(memory)
-            results.append(MemoryWriteResult(memory=memory, duplicate=False))
+    # Two writers of the same new content can both pass the duplicate check; the partial unique
+    # index stops the second, which then runs again and finds the first one's row.
+    for attempt in range(3):
         try:
-            with transaction.atomic():
-                Memory.objects.bulk_create(new_memories)
-        except IntegrityError as exc:
-            raise ConflictError(
-                "The same memory was written concurrently; retry the request.", code="concurrent_write"
-            ) from exc
-        MemoryRevision.objects.bulk_create(
-            _revision(
-                memory=memory,
-                action=MemoryRevision.Action.CREATE,
-                actor=actor,
-                before=None,
-                after=memory_snapshot(memory),
-                reason=reason,
-                context=context,
+            return _insert_memories(
+                store=store, items=items, digests=digests, vectors=vectors, actor=actor, reason=reason,
+                context=context, candidate_keys=set(to_embed) | set(known),
             )
-            for memory in new_memories
+        except IntegrityError as exc:
+            if attempt == 2:
+                raise ConflictError(
+                    "The same memory was written concurrently; retry the request.", code="concurrent_write"
+                ) from exc
+    raise AssertionError("unreachable")
+
+
+@transaction.atomic
+def _insert_memories(
+    *, store, items, digests, vectors, actor, reason, context, candidate_keys
+) -> list[MemoryWriteResult]:
+    now = timezone.now()
+    known = _find_live_duplicates(store, candidate_keys)
+    results: list[MemoryWriteResult] = []
+    new_memories: list[Memory] = []
+    created_here: dict[tuple[str, str], Memory] = {}
+    for item, digest in zip(items, digests):
+        key = (item.user_id, digest)
+        if key in known:
+            results.append(MemoryWriteResult(memory=known[key], duplicate=True))
+            continue
+        if key in created_here:
+            results.append(MemoryWriteResult(memory=created_here[key], duplicate=True))
+            continue
+        memory = Memory(
+            store=store,
+            user_id=item.user_id,
+            agent_id=item.agent_id,
+            session_id=item.session_id,
+            content=item.content,
+            memory_type=item.memory_type,
+            metadata=item.metadata,
+            tags=item.tags,
+            importance=item.importance,
+            confidence=item.confidence,
+            status=item.status,
+            source=item.source,
+            provenance=item.provenance,
+            valid_from=item.valid_from or now,
+            valid_to=item.valid_to,
+            expires_at=item.expires_at,
+            content_hash=digest,
+            # Rare: a duplicate seen before the transaction was deleted since; embed it now.
+            embedding=vectors[key] if key in vectors else _embed(store, [item.content])[0],
+            embedding_dimension=store.embedding_dimension,
+            created_at=now,
+            updated_at=now,
         )
+        created_here[key] = memory
+        new_memories.append(memory)
+        results.append(MemoryWriteResult(memory=memory, duplicate=False))
+    Memory.objects.bulk_create(new_memories)
+    MemoryRevision.objects.bulk_create(
+        _revision(
+            memory=memory,
+            action=MemoryRevision.Action.CREATE,
+            actor=actor,
+            before=None,
+            after=memory_snapshot(memory),
+            reason=reason,
+            context=context,
+        )
+        for memory in new_memories
+    )
     return results
 
 

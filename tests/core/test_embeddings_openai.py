@@ -1,5 +1,6 @@
 """The OpenAI-compatible embedder against a real local fake server: batching, order, retries, failures."""
 
+import json
 import socket
 import time
 from types import SimpleNamespace
@@ -298,7 +299,7 @@ def test_malformed_json_fails_at_once(make_embedder, openai_settings, openai_ser
     ['{"data": "nope"}', '{"object": "list"}', "[1, 2, 3]", '{"data": [{"index": 0, "embedding": ["a"]}]}'],
 )
 def test_json_without_usable_vectors_is_malformed(make_embedder, openai_server, body):
-    openai_server.default = Reply(kind="malformed", body=body)
+    openai_server.default = Reply.raw(body)
 
     with pytest.raises(EmbeddingError, match="malformed"):
         make_embedder().embed(["x"])
@@ -318,6 +319,36 @@ def test_fewer_vectors_than_inputs_is_refused(make_embedder, openai_server):
 
     with pytest.raises(EmbeddingError, match="1 vectors for 2 inputs"):
         make_embedder().embed(["x", "y"])
+
+
+def _data(*items: tuple[int, list[float]]) -> str:
+    return json.dumps({"data": [{"index": index, "embedding": vector} for index, vector in items]})
+
+
+@pytest.mark.parametrize("indexes", [(0, 0), (1, 2), (0, 2)])
+def test_repeated_or_missing_indexes_are_refused(make_embedder, openai_server, indexes):
+    # Otherwise a vector would be stored against the wrong text without anyone noticing.
+    openai_server.default = Reply.raw(_data(*((index, [0.5] * DIMENSION) for index in indexes)))
+
+    with pytest.raises(EmbeddingError, match="indexes"):
+        make_embedder().embed(["x", "y"])
+
+
+@pytest.mark.parametrize("bad_value", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_values_are_refused(make_embedder, openai_server, bad_value):
+    values = ", ".join([bad_value] + ["0.1"] * (DIMENSION - 1))
+    openai_server.default = Reply.raw(f'{{"data": [{{"index": 0, "embedding": [{values}]}}]}}')
+
+    with pytest.raises(EmbeddingError, match="NaN, infinite"):
+        make_embedder().embed(["x"])
+
+
+def test_zero_vector_is_refused(make_embedder, openai_server):
+    # A zero vector has no cosine distance: the memory could never be found by vector search.
+    openai_server.default = Reply.raw(_data((0, [0.0] * DIMENSION)))
+
+    with pytest.raises(EmbeddingError, match="only zero"):
+        make_embedder().embed(["x"])
 
 
 # --- Through the API --------------------------------------------------------------------------------
@@ -426,6 +457,19 @@ def test_upstream_failure_returns_502_and_writes_nothing(tenant_a, openai_store,
     store = MemoryStore.objects.get(tenant=tenant_a.tenant, name="remote")
     assert not Memory.objects.filter(store=store).exists()
     assert not MemoryRevision.objects.filter(store=store).exists()
+
+
+def test_nan_from_upstream_is_a_502_not_the_clients_fault(tenant_a, openai_store, openai_server):
+    values = ", ".join(["NaN"] * DIMENSION)
+    openai_server.default = Reply.raw(f'{{"data": [{{"index": 0, "embedding": [{values}]}}]}}')
+
+    response = tenant_a.client("admin").post(
+        "/api/v1/stores/remote/memories", {"user_id": "alice", "content": "x"}, format="json"
+    )
+
+    assert response.status_code == 502
+    assert response.json()["error"]["code"] == "embedding_failed"
+    assert not Memory.objects.filter(store__name="remote").exists()
 
 
 def test_upstream_failure_during_search_returns_502(tenant_a, openai_store, openai_server):

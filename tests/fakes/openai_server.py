@@ -38,7 +38,7 @@ def fake_vector(text: str, dimension: int) -> list[float]:
 class Reply:
     """What the server does with one request."""
 
-    kind: str = "ok"  # ok | status | slow | malformed | wrong_dimension | short
+    kind: str = "ok"  # ok | status | slow | raw | wrong_dimension | short
     status_code: int = 200
     retry_after: str | None = None
     delay_seconds: float = 0.0
@@ -71,7 +71,12 @@ class Reply:
     @classmethod
     def malformed(cls) -> "Reply":
         """HTTP 200 whose body is not JSON."""
-        return cls("malformed", body='{"data": [{"index": 0, "embedding": [0.1, 0.2')
+        return cls.raw('{"data": [{"index": 0, "embedding": [0.1, 0.2')
+
+    @classmethod
+    def raw(cls, body: str) -> "Reply":
+        """HTTP 200 with exactly this body, whatever was asked."""
+        return cls("raw", body=body)
 
     @classmethod
     def wrong_dimension(cls, dimension: int) -> "Reply":
@@ -207,7 +212,7 @@ def _handler_for(server: FakeOpenAIServer):
                 return
             if reply.kind == "slow" and server._stopping.wait(reply.delay_seconds):
                 return
-            if reply.kind == "malformed":
+            if reply.kind == "raw":
                 self._send(200, reply.body)
                 return
             self._send(200, json.dumps(server._embeddings_body(request, reply)))

@@ -1,4 +1,5 @@
 import logging
+import math
 import random
 import time
 
@@ -63,17 +64,25 @@ class OpenAIEmbedder(Embedder):
     def _parse(self, response: httpx.Response, *, expected: int) -> list[list[float]]:
         try:
             items = sorted(response.json()["data"], key=lambda item: item["index"])
+            indexes = [item["index"] for item in items]
             vectors = [[float(value) for value in item["embedding"]] for item in items]
         except (ValueError, KeyError, TypeError) as exc:
             raise EmbeddingError(f"Embedding service sent a malformed response: {exc}") from exc
         if len(vectors) != expected:
             raise EmbeddingError(f"Embedding service returned {len(vectors)} vectors for {expected} inputs.")
+        # A repeated or skipped index would pair a vector with the wrong text, silently.
+        if indexes != list(range(expected)):
+            raise EmbeddingError(f"Embedding service returned indexes {indexes[:20]} for {expected} inputs.")
         for vector in vectors:
             if len(vector) != self.dimension:
                 raise EmbeddingError(
                     f"Embedding service returned {len(vector)}-dimensional vectors; "
                     f"this store expects {self.dimension}."
                 )
+            # PostgreSQL rejects NaN (which would surface as the client's fault), and a zero vector has
+            # no cosine distance, so the memory would never be found by vector search.
+            if not all(math.isfinite(value) for value in vector) or not any(vector):
+                raise EmbeddingError("Embedding service returned a vector with NaN, infinite or only zero values.")
         return vectors
 
     def _sleep(self, attempt: int, retry_after: str | None) -> None:
