@@ -122,6 +122,20 @@ class MemoryStoreAdmin(TenantScopedAdmin):
 # --- Memories ---------------------------------------------------------------------------------------
 
 
+class StoreFilter(admin.SimpleListFilter):
+    """The stores of the user's tenants (RelatedOnlyFieldListFilter would scan every memory for them)."""
+
+    title = "store"
+    parameter_name = "store"
+
+    def lookups(self, request, model_admin):
+        stores = MemoryStore.objects.filter(tenant__in=tenants_for_user(request.user)).select_related("tenant")
+        return [(str(store.pk), str(store)) for store in stores.order_by("tenant__slug", "name")]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(store_id=self.value()) if self.value() else queryset
+
+
 _MEMORY_EDITABLE_FIELDS = ["content", "memory_type", "status", "metadata", "tags", "importance", "confidence"]
 _MEMORY_READONLY_FIELDS = [
     "store", "user_id", "agent_id", "session_id", "source", "provenance", "valid_from", "valid_to",
@@ -145,6 +159,8 @@ class _MemoryFormFields(ServiceModelForm):
         return _clean_metadata(self.cleaned_data["metadata"] or {})
 
     def _limit_statuses(self, statuses):
+        if "status" not in self.fields:  # a view-only page has no form fields
+            return
         labels = dict(Memory.Status.choices)
         self.fields["status"].choices = [(status, labels[status]) for status in statuses]
 
@@ -229,7 +245,7 @@ class MemoryAdmin(TenantScopedAdmin):
     add_form = MemoryCreateForm
     form = MemoryChangeForm
     list_display = ["short_content", "user_id", "store", "memory_type", "status", "source", "created_at"]
-    list_filter = [("store", admin.RelatedOnlyFieldListFilter), "status", "memory_type", "source"]
+    list_filter = [StoreFilter, "status", "memory_type", "source"]
     list_select_related = ["store__tenant"]
     search_fields = ["content", "user_id"]
     inlines = [MemoryRevisionInline]
@@ -280,7 +296,9 @@ class MemoryAdmin(TenantScopedAdmin):
                 done += 1
         self.message_user(request, f"{verb} {done} memory(ies).", messages.SUCCESS)
         if skipped:
-            self.message_user(request, f"Skipped {skipped} memory(ies) not in a status this applies to.", messages.WARNING)
+            self.message_user(
+                request, f"Skipped {skipped} memory(ies) not in a status this applies to.", messages.WARNING
+            )
         for failure in failed:
             self.message_user(request, failure, messages.ERROR)
 
@@ -321,7 +339,7 @@ class MemoryRevisionAdmin(TenantScopedAdmin):
 
     tenant_path = "store__tenant"
     list_display = ["created_at", "memory_content", "store", "user_id", "action", "actor_type", "actor_label"]
-    list_filter = ["action", "actor_type", ("store", admin.RelatedOnlyFieldListFilter)]
+    list_filter = ["action", "actor_type", StoreFilter]
     search_fields = ["actor_label", "user_id", "=memory__id"]
     ordering = ["-id"]
 
