@@ -14,6 +14,7 @@ from django.utils.text import Truncator
 from rest_framework import serializers
 
 from apps.core.actors import Actor
+from apps.core.admin import ServiceModelForm, TenantScopedAdmin
 from apps.core.embeddings import SUPPORTED_DIMENSIONS
 from apps.core.errors import ApplicationError
 from apps.core.fields import MetadataField
@@ -30,7 +31,6 @@ from apps.memories.services import (
     store_create,
     store_update,
 )
-from apps.tenancy.admin import ServiceModelForm, TenantScopedAdmin
 from apps.tenancy.selectors import tenants_for_user
 
 

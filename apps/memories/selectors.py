@@ -197,7 +197,7 @@ def memory_search(*, store: MemoryStore, search: SearchQuery) -> list[SearchHit]
             )"""
         )
     if search.mode == "hybrid":
-        fused = f"""fused AS (
+        fused = """fused AS (
                 SELECT COALESCE(v.id, k.id) AS id, v.rank AS vector_rank, k.rank AS keyword_rank,
                        1 - v.distance AS similarity,
                        (COALESCE(1.0 / (%(rrf_k)s + v.rank), 0) + COALESCE(1.0 / (%(rrf_k)s + k.rank), 0))

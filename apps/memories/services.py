@@ -223,13 +223,13 @@ def memory_bulk_create(
 
     # Embedding can be slow (a model, or an HTTP API) so it happens before the transaction opens;
     # only texts that are not already known are embedded.
-    known = _find_live_duplicates(store, {(item.user_id, digest) for item, digest in zip(items, digests)})
+    known = _find_live_duplicates(store, {(item.user_id, digest) for item, digest in zip(items, digests, strict=False)})
     to_embed: dict[tuple[str, str], str] = {}
-    for item, digest in zip(items, digests):
+    for item, digest in zip(items, digests, strict=False):
         key = (item.user_id, digest)
         if key not in known and key not in to_embed:
             to_embed[key] = item.content
-    vectors = dict(zip(to_embed, _embed(store, list(to_embed.values())))) if to_embed else {}
+    vectors = dict(zip(to_embed, _embed(store, list(to_embed.values())), strict=False)) if to_embed else {}
 
     # Two writers of the same new content can both pass the duplicate check; the partial unique
     # index stops the second, which then runs again and finds the first one's row.
@@ -256,7 +256,7 @@ def _insert_memories(
     results: list[MemoryWriteResult] = []
     new_memories: list[Memory] = []
     created_here: dict[tuple[str, str], Memory] = {}
-    for item, digest in zip(items, digests):
+    for item, digest in zip(items, digests, strict=False):
         key = (item.user_id, digest)
         if key in known:
             results.append(MemoryWriteResult(memory=known[key], duplicate=True))

@@ -25,7 +25,7 @@ def _norm(vector: list[float]) -> float:
 
 
 def _cosine(a: list[float], b: list[float]) -> float:
-    return sum(x * y for x, y in zip(a, b)) / (_norm(a) * _norm(b))
+    return sum(x * y for x, y in zip(a, b, strict=False)) / (_norm(a) * _norm(b))
 
 
 def test_same_text_gives_the_same_vector_across_calls_and_instances():

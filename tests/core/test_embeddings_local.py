@@ -26,7 +26,7 @@ def _local_embedder() -> LocalEmbedder:
 
 
 def _dot(a: list[float], b: list[float]) -> float:
-    return sum(x * y for x, y in zip(a, b))
+    return sum(x * y for x, y in zip(a, b, strict=False))
 
 
 def test_local_store_config_is_fixed_to_minilm_384():
@@ -57,7 +57,7 @@ def test_same_text_gives_the_same_vector_and_batching_keeps_order():
     embedder = _local_embedder()
     texts = ["Alice lives in Paris", "Alice works as a nurse"]
     batch = embedder.embed(texts)
-    for text, vector in zip(texts, batch):
+    for text, vector in zip(texts, batch, strict=False):
         assert embedder.embed_query(text) == pytest.approx(vector, abs=1e-5)
     assert _dot(batch[0], batch[1]) < 0.99
 

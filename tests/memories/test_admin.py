@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from apps.core.actors import Actor
-from apps.memories.models import Memory, MemoryRevision, MemoryStore
+from apps.memories.models import Memory, MemoryStore
 from apps.memories.normalise import content_hash
 from apps.memories.services import memory_delete, memory_update, store_create
 from apps.tenancy.models import Membership
