@@ -34,16 +34,23 @@ WORKPLACES = (
 ).split(";")
 PETS = "dog cat rabbit parrot hamster tortoise goldfish ferret".split()
 PET_NAMES = "Biscuit Luna Max Pepper Milo Nala Oscar Daisy Rocky Mochi Ziggy Olive Bruno Coco Pixel Waffles".split()
-ALLERGENS = ["peanuts", "shellfish", "gluten", "lactose", "penicillin", "pollen", "cat hair", "eggs", "soy",
-             "sesame", "tree nuts", "strawberries", "dust mites", "bee stings"]
-LANGUAGES = "English Spanish Portuguese French German Italian Dutch Polish Turkish Arabic Hindi Japanese Korean Mandarin Swahili".split()
+ALLERGENS = (
+    "peanuts;shellfish;gluten;lactose;penicillin;pollen;cat hair;eggs;soy;sesame;tree nuts;strawberries;"
+    "dust mites;bee stings"
+).split(";")
+LANGUAGES = (
+    "English Spanish Portuguese French German Italian Dutch Polish Turkish Arabic Hindi Japanese Korean Mandarin "
+    "Swahili"
+).split()
 DIETS = "vegetarian;vegan;pescatarian;halal;kosher;low-carb;gluten-free;Mediterranean".split(";")
 PROGRAMMING = "Python Rust Go TypeScript Java Kotlin Swift Elixir Haskell C# Ruby Scala".split()
 TIMEZONES = "UTC;CET;EET;GMT;EST;CST;PST;JST;IST;AEST".split(";")
 MONTHS = "January February March April May June July August September October November December".split()
 WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
-RELATIVES = ["sister", "brother", "mother", "father", "partner", "wife", "husband", "daughter", "son",
-             "grandmother", "cousin", "best friend", "manager", "colleague", "neighbour"]
+RELATIVES = (
+    "sister;brother;mother;father;partner;wife;husband;daughter;son;grandmother;cousin;best friend;manager;"
+    "colleague;neighbour"
+).split(";")
 HOBBIES = (
     "rock climbing;cycling;trail running;baking sourdough;gardening;chess;watercolour painting;bouldering;"
     "birdwatching;yoga;salsa dancing;woodworking;photography;surfing;knitting;board games;sailing;pottery;"

@@ -3,6 +3,7 @@
 import itertools
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -39,14 +40,26 @@ class Server:
     def __enter__(self) -> "Server":
         self.log_file = tempfile.NamedTemporaryFile(prefix="memoryhub-bench-server-", suffix=".log", delete=False)
         argv = [
-            sys.executable, "-m", "uvicorn", "memoryhub.asgi:application",
-            "--host", "127.0.0.1", "--port", str(self.port),
-            "--workers", str(self.web_workers), "--no-access-log",
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "memoryhub.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--workers",
+            str(self.web_workers),
+            "--no-access-log",
         ]
         # Its own session: a Ctrl-C in the terminal reaches only this script, which then stops the
         # server (and every worker, via the process group) in order.
         self.process = subprocess.Popen(
-            argv, cwd=self.root, env=self.env, stdout=self.log_file, stderr=subprocess.STDOUT,
+            argv,
+            cwd=self.root,
+            env=self.env,
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         try:
@@ -95,12 +108,16 @@ class Server:
             process.wait()
         if self.log_file is not None:
             self.log_file.close()
-            tail = self.log_tail(20)
-            if tail.strip():
-                self.log(f"  server log ({self.log_file.name}), last lines:\n" + _indent(tail))
+            text = Path(self.log_file.name).read_text(errors="replace")
+            if _TROUBLE.search(text):
+                tail = _indent(self.log_tail(30))
+                self.log(f"  the server logged problems ({self.log_file.name}); last lines:\n{tail}")
             else:
                 os.unlink(self.log_file.name)
             self.log_file = None
+
+
+_TROUBLE = re.compile(r"Traceback|\b(ERROR|CRITICAL|WARNING)\b")
 
 
 def _indent(text: str) -> str:
@@ -113,6 +130,7 @@ class Outcome:
     ok: bool  # HTTP status as expected and the body as expected
     empty: bool = False
     error: str = ""
+    items: int = 0  # what the request wrote, for write phases
 
 
 @dataclass
@@ -132,7 +150,11 @@ class PhaseResult:
 
     @property
     def empty(self) -> int:
-        return sum(1 for outcome in self.outcomes if outcome.ok and outcome.empty)
+        return sum(1 for outcome in self.outcomes if outcome.empty)
+
+    @property
+    def items(self) -> int:
+        return sum(outcome.items for outcome in self.outcomes)
 
     @property
     def first_error(self) -> str:
@@ -209,7 +231,10 @@ def run_phase(
     return result
 
 
-def timed_post(client: httpx.Client, path: str, body: dict, *, expect_status: int) -> tuple[float, httpx.Response | None, str]:
+def timed_post(
+    client: httpx.Client, path: str, body: dict, *, expect_status: int
+) -> tuple[float, httpx.Response | None, str]:
+    """(latency in ms, response or None, error text or "")."""
     started = time.perf_counter()
     try:
         response = client.post(path, json=body)

@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
+from corpus import Corpus, MemoryDraft
 from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.adapt import Dumper
@@ -24,8 +25,6 @@ from apps.core.embeddings import get_embedder
 from apps.memories import services
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.normalise import content_hash
-
-from corpus import Corpus, MemoryDraft
 
 FULL_TEXT_INDEX = "memory_search_vector"
 
@@ -170,7 +169,7 @@ def seed_store(
                 for start in range(0, len(drafts), 1000):
                     batch = drafts[start : start + 1000]
                     vectors = embedder.embed([draft.content for draft in batch])
-                    for draft, vector in zip(batch, vectors):
+                    for draft, vector in zip(batch, vectors, strict=False):
                         copy.write_row(_row(draft, PackedVector.pack(vector), store, dimension, rng, now))
         written += len(drafts)
         elapsed = time.perf_counter() - started
@@ -184,7 +183,10 @@ def seed_store(
     analyze_seconds = time.perf_counter() - started
     log(f"  VACUUM (ANALYZE) in {analyze_seconds:.1f} s")
     return SeedResult(
-        rows=written, users=users, load_seconds=load_seconds, index_seconds=index_seconds,
+        rows=written,
+        users=users,
+        load_seconds=load_seconds,
+        index_seconds=index_seconds,
         analyze_seconds=analyze_seconds,
     )
 

@@ -1,0 +1,504 @@
+"""Search and bulk-ingest benchmark of memoryhub over real HTTP; writes docs/performance.md.
+
+    .venv/bin/python bench/search.py [--n 100000] [--users 1000] [--duration 15] [--web-workers 2]
+
+Seeds a hash-embedded store in its own database (memoryhub_bench), starts uvicorn on a free port,
+drives POST .../search and POST .../memories/bulk with httpx, EXPLAINs the search SQL and writes a
+markdown report. See bench/README.md.
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import re
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+BENCH_DATABASE = "memoryhub_bench"
+TENANT_SLUG = "bench"
+KEY_NAME = "bench/search.py"
+SEARCH_STORE = "bench-search"
+INGEST_STORE = "bench-ingest"
+DIMENSION = 384
+CORPUS_VERSION = 1  # bump when corpus.py changes, so an old seeded store is not reused
+SEARCH_PATH = f"/api/v1/stores/{SEARCH_STORE}/search"
+INGEST_PATH = f"/api/v1/stores/{INGEST_STORE}/memories/bulk"
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=100_000, help="memories in the search store (default 100000)")
+    parser.add_argument("--users", type=int, default=1_000, help="users they belong to (default 1000)")
+    parser.add_argument("--duration", type=float, default=15.0, help="measured seconds per search phase")
+    parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds before each search phase")
+    parser.add_argument("--max-requests", type=int, default=50_000, help="request cap per search phase")
+    parser.add_argument("--concurrency", default="1,8", help="search concurrencies (default 1,8)")
+    parser.add_argument("--limit", type=int, default=10, help="results per search (default 10)")
+    parser.add_argument("--web-workers", type=int, default=2, help="uvicorn worker processes (default 2)")
+    parser.add_argument("--ingest-batches", type=int, default=20, help="bulk requests per ingest phase")
+    parser.add_argument("--batch-size", type=int, default=500, help="memories per bulk request (default 500)")
+    parser.add_argument("--ingest-concurrency", default="1,2", help="ingest concurrencies (default 1,2)")
+    parser.add_argument("--seed", type=int, default=1234, help="random seed of the corpus")
+    parser.add_argument("--reseed", action="store_true", help="reseed even if the store already holds N memories")
+    parser.add_argument(
+        "--seed-only", action="store_true", help="seed (or check) the store and print query plans; no load test"
+    )
+    parser.add_argument("--out", default=str(ROOT / "docs" / "performance.md"), help="markdown report path")
+    args = parser.parse_args(argv)
+    args.concurrency = _int_list(parser, "--concurrency", args.concurrency)
+    args.ingest_concurrency = _int_list(parser, "--ingest-concurrency", args.ingest_concurrency)
+    if args.n < 1 or args.users < 1 or args.users > args.n:
+        parser.error("need 1 <= --users <= --n")
+    return args
+
+
+def _int_list(parser, name: str, text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        parser.error(f"{name} takes positive integers separated by commas, e.g. 1,8")
+    return values
+
+
+def log(message: str = "") -> None:
+    print(message, flush=True)
+
+
+def bootstrap_django() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
+    os.environ.setdefault("EMBEDDED_PG_DATABASE", BENCH_DATABASE)
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    name = settings.DATABASES["default"]["NAME"]
+    # The benchmark drops and rebuilds indexes and deletes stores: never in someone's working database.
+    if "bench" not in name:
+        raise SystemExit(
+            f"refusing to run against database {name!r}: its name must contain 'bench' "
+            f"(unset DATABASE_URL, or point EMBEDDED_PG_DATABASE / DATABASE_URL at a benchmark database)"
+        )
+
+
+# --- Setup ------------------------------------------------------------------------------------------
+
+
+def prepare(args) -> tuple:
+    import seeding
+    from corpus import Corpus
+    from django.core.management import call_command
+
+    from apps.memories import services as memory_services
+    from apps.memories.models import Memory, MemoryStore
+    from apps.tenancy import services as tenancy_services
+    from apps.tenancy.models import ApiKey, Tenant
+
+    log("migrating ...")
+    call_command("migrate", interactive=False, verbosity=0)
+
+    tenant = Tenant.objects.filter(slug=TENANT_SLUG).first() or tenancy_services.tenant_create(
+        name="Benchmark", slug=TENANT_SLUG
+    )
+    # A raw key is shown only once, so each run issues a new one and retires the previous ones.
+    for old_key in ApiKey.objects.for_tenant(tenant).active().filter(name=KEY_NAME):
+        tenancy_services.api_key_revoke(api_key=old_key)
+    raw_key = tenancy_services.api_key_issue(tenant=tenant, name=KEY_NAME, scopes=["admin"]).raw_key
+
+    corpus = Corpus(args.seed)
+    signature = json.dumps(
+        {"bench": "search", "n": args.n, "users": args.users, "seed": args.seed, "corpus": CORPUS_VERSION},
+        sort_keys=True,
+    )
+    store = MemoryStore.objects.filter(tenant=tenant, name=SEARCH_STORE).first()
+    reuse = (
+        store is not None
+        and not args.reseed
+        and store.description == signature
+        and Memory.objects.filter(store=store).count() == args.n
+    )
+    seed_result = None
+    if reuse:
+        log(f"reusing store {SEARCH_STORE!r}: it already holds {args.n:,} memories over {args.users:,} users")
+        heavy = [seeding.hnsw_index_name(DIMENSION), seeding.FULL_TEXT_INDEX]
+        seeding.ensure_indexes(heavy, expected_rows=Memory.objects.count(), log=log)
+    else:
+        if store is not None:
+            log(f"deleting the previous {SEARCH_STORE!r} store ...")
+            seeding.delete_store(store)
+        store = memory_services.store_create(
+            tenant=tenant,
+            name=SEARCH_STORE,
+            description=signature,
+            embedding_provider="hash",
+            embedding_dimension=DIMENSION,
+        )
+        log(f"seeding {args.n:,} memories over {args.users:,} users ...")
+        seed_result = seeding.seed_store(store, corpus=corpus, n=args.n, users=args.users, log=log)
+        log(
+            f"seeded in {seed_result.total_seconds:.1f} s: load {seed_result.load_seconds:.1f} s "
+            f"({seed_result.rows / seed_result.load_seconds:,.0f} memories/s), index build "
+            f"{seed_result.index_seconds:.1f} s, VACUUM ANALYZE {seed_result.analyze_seconds:.1f} s"
+        )
+    return tenant, raw_key, corpus, store, seed_result
+
+
+def fresh_ingest_store(tenant):
+    import seeding
+
+    from apps.memories import services as memory_services
+    from apps.memories.models import MemoryStore
+
+    stale = MemoryStore.objects.filter(tenant=tenant, name=INGEST_STORE).first()
+    if stale is not None:  # left over by an interrupted run
+        seeding.delete_store(stale)
+    return memory_services.store_create(
+        tenant=tenant, name=INGEST_STORE, embedding_provider="hash", embedding_dimension=DIMENSION
+    )
+
+
+# --- Query plans ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ExplainedQuery:
+    title: str
+    plan: list[str]
+    hnsw_used: bool
+
+    def summary(self) -> list[str]:
+        """The scans (which index, how many rows, how long) under the CTE or main query they serve."""
+        # PostgreSQL prints the CTEs right under the top node, then the top node's own children.
+        lines = []
+        cte_indent = None
+        main_query_labelled = False
+        for line in self.plan:
+            indent = len(line) - len(line.lstrip())
+            text = _COST.sub("", line.strip().removeprefix("->").strip())
+            if _CTE.match(text):
+                cte_indent = indent
+                lines.append(text)
+                continue
+            if cte_indent is not None and indent <= cte_indent:
+                cte_indent = None  # back in the main query
+            if text.startswith(("Planning Time", "Execution Time", "JIT:")):
+                lines.append(text)
+            elif _SCAN.search(text):
+                if cte_indent is None and not main_query_labelled and lines:
+                    lines.append("main query")
+                    main_query_labelled = True
+                lines.append("  " + text)
+        return lines
+
+
+_COST = re.compile(r"\s*\(cost=[^)]*\)")
+_SCAN = re.compile(r"\bScan\b")
+_CTE = re.compile(r"^CTE \w+$")
+
+
+def explain_searches(store, corpus, args) -> list[ExplainedQuery]:
+    """EXPLAIN ANALYZE the exact SQL memory_search runs, in its transaction, after its SET LOCALs."""
+    import seeding
+    from corpus import QUERIES
+    from django.db import connection
+
+    from apps.memories.selectors import SearchQuery, memory_search
+
+    counts = corpus.user_counts(args.n, args.users)
+    median_user = sorted(range(args.users), key=lambda index: counts[index])[args.users // 2]
+    user_id = f"user-{median_user:06d}"
+    hnsw = seeding.hnsw_index_name(DIMENSION)
+    cases = [
+        ("Store-wide vector search", SearchQuery(query=QUERIES[0], mode="vector", limit=args.limit)),
+        ("Store-wide hybrid search", SearchQuery(query=QUERIES[1], mode="hybrid", limit=args.limit)),
+        (
+            f"Per-user vector search ({user_id}, {counts[median_user]} memories)",
+            SearchQuery(query=QUERIES[1], mode="vector", limit=args.limit, user_id=user_id),
+        ),
+        (
+            f"Per-user hybrid search ({user_id}, {counts[median_user]} memories)",
+            SearchQuery(query=QUERIES[1], mode="hybrid", limit=args.limit, user_id=user_id),
+        ),
+    ]
+    explained = []
+    for title, search in cases:
+        plans: list[list[str]] = []
+
+        def explain_search_sql(execute, sql, params, many, context, plans=plans):
+            if "vector_hits AS MATERIALIZED" in sql or "keyword_hits AS MATERIALIZED" in sql:
+                # The raw psycopg cursor: same transaction and settings, and no recursion into this hook.
+                with context["connection"].connection.cursor() as cursor:
+                    cursor.execute("EXPLAIN (ANALYZE, BUFFERS OFF) " + sql, params)
+                    plans.append([row[0] for row in cursor.fetchall()])
+            return execute(sql, params, many, context)
+
+        for _ in range(3):  # warm the caches the way a serving process would be
+            memory_search(store=store, search=search)
+        with connection.execute_wrapper(explain_search_sql):
+            memory_search(store=store, search=search)
+        plan = plans[-1] if plans else ["(the search SQL was not captured)"]
+        explained.append(ExplainedQuery(title=title, plan=plan, hnsw_used=any(hnsw in line for line in plan)))
+    return explained
+
+
+# --- HTTP phases ------------------------------------------------------------------------------------
+
+
+def search_request(path: str, *, mode: str, per_user: bool, users: int, limit: int, empty_is_error: bool):
+    from corpus import QUERIES
+    from load import Outcome, timed_post
+
+    def request(client, rng) -> Outcome:
+        body = {"query": rng.choice(QUERIES), "mode": mode, "limit": limit}
+        if per_user:
+            body["user_id"] = f"user-{rng.randrange(users):06d}"
+        latency_ms, response, error = timed_post(client, path, body, expect_status=200)
+        if error:
+            return Outcome(latency_ms, ok=False, error=error)
+        results = response.json().get("results")
+        if not isinstance(results, list):
+            return Outcome(latency_ms, ok=False, error=f"no results list in {response.text[:200]}")
+        if not results and empty_is_error:
+            return Outcome(latency_ms, ok=False, empty=True, error=f"no results for {body}")
+        return Outcome(latency_ms, ok=True, empty=not results)
+
+    return request
+
+
+SEARCH_PHASES = (
+    # name, mode, per user, empty result counts as an error
+    ("per-user hybrid", "hybrid", True, True),
+    ("store-wide hybrid", "hybrid", False, True),
+    ("per-user vector", "vector", True, True),
+    # A user's memories may share no word with the query: an empty keyword result is a right answer.
+    ("per-user keyword", "keyword", True, False),
+)
+
+
+def run_search_phases(server, raw_key: str, args) -> list:
+    from load import run_phase
+
+    headers = {"Authorization": f"Bearer {raw_key}"}
+    path = SEARCH_PATH
+    results = []
+    for name, mode, per_user, empty_is_error in SEARCH_PHASES:
+        request = search_request(
+            path, mode=mode, per_user=per_user, users=args.users, limit=args.limit, empty_is_error=empty_is_error
+        )
+        for concurrency in args.concurrency:
+            result = run_phase(
+                name=name,
+                url=server.url,
+                headers=headers,
+                request=request,
+                concurrency=concurrency,
+                warmup=args.warmup,
+                duration=args.duration,
+                max_requests=args.max_requests,
+                make_rng=lambda index, name=name, concurrency=concurrency: random.Random(
+                    f"{args.seed}:{name}:{concurrency}:{index}"
+                ),
+            )
+            results.append(result)
+            log(_phase_line(result))
+            if result.errors:
+                log(f"    first error: {result.first_error}")
+    return results
+
+
+def _phase_line(result) -> str:
+    return (
+        f"  {result.name:<18} c={result.concurrency:<2} {result.requests:>6} requests  "
+        f"errors={result.errors:<4} empty={result.empty:<4} p50={result.percentile(50):7.1f}  "
+        f"p95={result.percentile(95):7.1f}  p99={result.percentile(99):7.1f} ms  {result.per_second:8.1f} req/s"
+    )
+
+
+def ingest_batches(corpus, *, prefix: str, batches: int, batch_size: int) -> list[dict]:
+    per_user = 25
+    bodies = []
+    next_user = 0
+    for _ in range(batches):
+        items = []
+        while len(items) < batch_size:
+            take = min(per_user, batch_size - len(items))
+            for draft in corpus.memories_for_user(next_user, take, prefix=prefix):
+                items.append(
+                    {
+                        "user_id": draft.user_id,
+                        "content": draft.content,
+                        "memory_type": draft.memory_type,
+                        "agent_id": draft.agent_id,
+                        "session_id": draft.session_id,
+                        "metadata": {"channel": draft.channel, "lang": "en"},
+                        "tags": [draft.tag],
+                        "importance": draft.importance,
+                        "confidence": draft.confidence,
+                        "source": "import",
+                    }
+                )
+            next_user += 1
+        bodies.append({"memories": items})
+    return bodies
+
+
+@dataclass
+class IngestResult:
+    phase: object  # load.PhaseResult
+    memories: int
+
+    @property
+    def per_second(self) -> float:
+        return self.memories / self.phase.elapsed if self.phase.elapsed > 0 else math.nan
+
+
+def run_ingest_phases(server, raw_key: str, corpus, args) -> list[IngestResult]:
+    import itertools
+
+    import httpx
+    from load import Outcome, run_phase, timed_post
+
+    headers = {"Authorization": f"Bearer {raw_key}"}
+    path = INGEST_PATH
+    with httpx.Client(base_url=server.url, headers=headers, timeout=120) as client:
+        for body in ingest_batches(corpus, prefix="warmup", batches=1, batch_size=args.batch_size):
+            _, _, error = timed_post(client, path, body, expect_status=201)
+            if error:
+                raise RuntimeError(f"bulk ingest warm-up failed: {error}")
+
+    results = []
+    for concurrency in args.ingest_concurrency:
+        bodies = ingest_batches(
+            corpus, prefix=f"ingest{concurrency}", batches=args.ingest_batches, batch_size=args.batch_size
+        )
+        turn = itertools.count()
+
+        def request(client, rng, bodies=bodies, turn=turn) -> Outcome:
+            body = bodies[next(turn)]
+            latency_ms, response, error = timed_post(client, path, body, expect_status=201)
+            if error:
+                return Outcome(latency_ms, ok=False, error=error)
+            created = response.json().get("created", 0)
+            if created != len(body["memories"]):
+                error = f"created {created} of {len(body['memories'])}"
+                return Outcome(latency_ms, ok=False, error=error, items=created)
+            return Outcome(latency_ms, ok=True, items=created)
+
+        phase = run_phase(
+            name="bulk ingest",
+            url=server.url,
+            headers=headers,
+            request=request,
+            concurrency=concurrency,
+            warmup=0.0,
+            duration=3600.0,
+            max_requests=len(bodies),
+            timeout=120.0,
+            make_rng=lambda index: None,
+        )
+        result = IngestResult(phase=phase, memories=phase.items)
+        results.append(result)
+        log(
+            f"  bulk ingest        c={concurrency:<2} {phase.requests:>4} batches of {args.batch_size}  "
+            f"errors={phase.errors:<3} p50={phase.percentile(50):7.1f}  p95={phase.percentile(95):7.1f} ms/batch  "
+            f"{result.per_second:8.0f} memories/s"
+        )
+        if phase.errors:
+            log(f"    first error: {phase.first_error}")
+    return results
+
+
+# --- Main -------------------------------------------------------------------------------------------
+
+
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    sys.path.insert(0, str(BENCH_DIR))
+    bootstrap_django()
+
+    import report
+    import seeding
+    from django.db import connection
+    from load import Server
+
+    load_at_start = os.getloadavg()
+    log(
+        f"memoryhub benchmark: database {connection.settings_dict['NAME']}, {report.cpu_count()} CPUs, "
+        "load average {:.2f} {:.2f} {:.2f}".format(*load_at_start)
+    )
+    started = time.perf_counter()
+    tenant, raw_key, corpus, store, seed_result = prepare(args)
+    log("query plans:")
+    explained = explain_searches(store, corpus, args)
+    for query in explained:
+        log(f"  {query.title}: HNSW index {'used' if query.hnsw_used else 'NOT used'}")
+        for line in query.summary():
+            log(f"    {line}")
+    if args.seed_only:
+        log(f"--seed-only: no load test, {args.out} left as it was ({time.perf_counter() - started:.0f} s in all)")
+        return 0
+
+    server_env = dict(os.environ)
+    server_env.update(
+        DJANGO_SETTINGS_MODULE=os.environ["DJANGO_SETTINGS_MODULE"],
+        EMBEDDED_PG_DATABASE=os.environ["EMBEDDED_PG_DATABASE"],
+        LOG_LEVEL="WARNING",
+    )
+    hosts = [host for host in server_env.get("ALLOWED_HOSTS", "").split(",") if host.strip()]
+    if hosts and "127.0.0.1" not in hosts and "*" not in hosts:
+        server_env["ALLOWED_HOSTS"] = ",".join([*hosts, "127.0.0.1"])
+    ingest_store = fresh_ingest_store(tenant)
+    try:
+        log(f"starting uvicorn with {args.web_workers} web worker(s) ...")
+        with Server(root=ROOT, web_workers=args.web_workers, env=server_env, log=log) as server:
+            log(f"server on {server.url}; search phases:")
+            search_results = run_search_phases(server, raw_key, args)
+            log("bulk ingest:")
+            ingest_results = run_ingest_phases(server, raw_key, corpus, args)
+        log("server stopped")
+    finally:
+        seeding.delete_store(ingest_store)
+
+    env = report.environment(args, dimension=DIMENSION, load_at_start=load_at_start)
+    out = Path(args.out)
+    report.write_report(
+        out,
+        args=args,
+        env=env,
+        seed_result=seed_result,
+        explained=explained,
+        search_results=search_results,
+        ingest_results=ingest_results,
+        search_path=SEARCH_PATH,
+        ingest_path=INGEST_PATH,
+        hnsw_index=seeding.hnsw_index_name(DIMENSION),
+    )
+    log("targets:")
+    for target, measured, verdict in report.targets(search_results, ingest_results, args):
+        log(f"  {verdict.strip('*'):<7} {target}: {measured}")
+    log(f"report written to {out} ({time.perf_counter() - started:.0f} s in all)")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("\ninterrupted; the server was stopped", file=sys.stderr)
+        sys.exit(130)
