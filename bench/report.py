@@ -71,7 +71,7 @@ def environment(args, *, dimension: int, load_at_start: tuple[float, float, floa
             f"{args.n:,} memories over {args.users:,} users, hash embedder, {dimension} dimensions, seed {args.seed}"
         ),
         "Server": (
-            f"uvicorn, {args.web_workers} web worker(s), DEBUG={settings.DEBUG}, "
+            f"uvicorn, {args.web_workers} web worker(s), DEBUG={os.environ.get('DEBUG', 'false')}, "
             f"DB pool {'on, max ' + str(settings.DB_POOL_MAX_SIZE) + ' per worker' if settings.DB_POOL else 'off'}"
         ),
         "Client": "httpx, one keep-alive client per thread, on the same machine as the server",

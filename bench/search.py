@@ -13,6 +13,7 @@ import math
 import os
 import random
 import re
+import secrets
 import signal
 import sys
 import time
@@ -460,6 +461,11 @@ def main(argv=None) -> int:
         EMBEDDED_PG_DATABASE=os.environ["EMBEDDED_PG_DATABASE"],
         LOG_LEVEL="WARNING",
     )
+    # Measure the production configuration: DEBUG=false (no query logging), plain HTTP on loopback.
+    server_env.setdefault("DEBUG", "false")
+    server_env.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    server_env.setdefault("SECURE_SSL_REDIRECT", "false")
+    server_env.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost")
     hosts = [host for host in server_env.get("ALLOWED_HOSTS", "").split(",") if host.strip()]
     if hosts and "127.0.0.1" not in hosts and "*" not in hosts:
         server_env["ALLOWED_HOSTS"] = ",".join([*hosts, "127.0.0.1"])

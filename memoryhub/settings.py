@@ -87,6 +87,9 @@ else:
         **ensure_embedded_database(EMBEDDED_PG_DIR, EMBEDDED_PG_DATABASE),
     }
 _database.setdefault("OPTIONS", {})
+# pgvector >= 0.8: let HNSW scans continue until enough rows pass the search filters (user, type...)
+# instead of stopping after ef_search candidates. Set per connection so searches need no transaction.
+_database["OPTIONS"].setdefault("options", "-c hnsw.iterative_scan=relaxed_order")
 if DB_POOL:
     # psycopg's pool instead of CONN_MAX_AGE: persistent connections do not work under ASGI.
     _database["CONN_MAX_AGE"] = 0

@@ -2,6 +2,7 @@
 
 import json
 import math
+from datetime import UTC, datetime
 
 from django.conf import settings
 from rest_framework import serializers
@@ -82,3 +83,11 @@ class MetadataField(serializers.JSONField):
         if size > limit:
             raise serializers.ValidationError(f"Metadata is {size} bytes; the limit is {limit} bytes.")
         return value
+
+
+def iso_datetime(value: datetime | None) -> str | None:
+    """ISO 8601 in UTC with a Z, as DRF renders datetimes."""
+    if value is None:
+        return None
+    text = value.astimezone(UTC).isoformat() if value.tzinfo else value.isoformat()
+    return text.removesuffix("+00:00") + "Z" if text.endswith("+00:00") else text

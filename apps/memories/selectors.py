@@ -14,6 +14,7 @@ from apps.memories.models import FULL_TEXT_CONFIG, Memory, MemoryRevision, Memor
 
 # Reciprocal rank fusion constant (Cormack et al. 2009); 60 is the customary value.
 RRF_K = 60
+_DEFAULT_EF_SEARCH = 40  # pgvector's default hnsw.ef_search
 
 
 def store_list(*, api_key) -> QuerySet[MemoryStore]:
@@ -230,14 +231,14 @@ def memory_search(*, store: MemoryStore, search: SearchQuery) -> list[SearchHit]
         ORDER BY f.score DESC, m.id
         LIMIT %(limit)s
     """
-    with transaction.atomic(), connection.cursor() as cursor:
-        # SET LOCAL scope: the transaction. relaxed_order lets HNSW keep scanning until enough rows
-        # pass the filters (pgvector >= 0.8); the outer ORDER BY restores exact order.
-        cursor.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-            " set_config('hnsw.ef_search', %s, true)",
-            [str(max(candidates, 40))],
-        )
+    if candidates > _DEFAULT_EF_SEARCH:
+        # A wider candidate pool than HNSW's default search breadth: widen it for this query only.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(candidates)])
+            rows = list(Memory.objects.raw(sql, params))
+    else:
+        # hnsw.iterative_scan is set on every connection (settings.DATABASES OPTIONS), so the common
+        # case is a single statement.
         rows = list(Memory.objects.raw(sql, params))
     hits = []
     for memory in rows:

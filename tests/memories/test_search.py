@@ -151,3 +151,18 @@ def test_each_dimension_has_a_matching_partial_hnsw_index(tenant_a, dimension):
     plan = _explain_search(store, selectors.SearchQuery(query="tea", mode="vector"), forbid_seqscan=True)
     used = {name for name in (f"memory_embedding_hnsw_{d}" for d in SUPPORTED_DIMENSIONS) if name + " " in plan}
     assert used == {f"memory_embedding_hnsw_{dimension}"}, plan
+
+
+def test_connections_enable_iterative_hnsw_scans(db):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT '[1,0]'::vector")  # loads pgvector, which validates the setting
+        cursor.execute("SHOW hnsw.iterative_scan")
+        assert cursor.fetchone()[0] == "relaxed_order"
+
+
+def test_wide_searches_return_the_requested_number_of_rows(tenant_a):
+    store = store_create(tenant=tenant_a.tenant, name="wide", embedding_provider="hash")
+    _fill(store, 1)
+    results = selectors.memory_search(store=store, search=selectors.SearchQuery(query="tea", mode="vector", limit=100))
+    assert len(results) == 100
+    assert [hit.vector_rank for hit in results] == list(range(1, 101))
