@@ -32,6 +32,7 @@ run: seed
 
 # pytest exits 5 when it collects no tests, so an empty run fails here too.
 test: install-dev
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 db-stop:

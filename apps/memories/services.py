@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from apps.core.actors import Actor
 from apps.core.embeddings import get_embedder, resolve_embedding_config
+from apps.core.bulk import copy_rows
 from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.normalise import content_hash
@@ -291,8 +292,7 @@ def _insert_memories(
         created_here[key] = memory
         new_memories.append(memory)
         results.append(MemoryWriteResult(memory=memory, duplicate=False))
-    Memory.objects.bulk_create(new_memories)
-    MemoryRevision.objects.bulk_create(
+    revisions = [
         _revision(
             memory=memory,
             action=MemoryRevision.Action.CREATE,
@@ -303,7 +303,9 @@ def _insert_memories(
             context=context,
         )
         for memory in new_memories
-    )
+    ]
+    copy_rows(Memory, new_memories, exclude=("search_vector",))
+    copy_rows(MemoryRevision, revisions, exclude=("id",))
     return results
 
 
