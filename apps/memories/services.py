@@ -8,8 +8,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from apps.core.actors import Actor
-from apps.core.embeddings import get_embedder, resolve_embedding_config
 from apps.core.bulk import copy_rows
+from apps.core.embeddings import get_embedder, resolve_embedding_config
 from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.normalise import content_hash
