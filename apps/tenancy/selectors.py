@@ -30,6 +30,8 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
 
 def tenants_for_user(user, *, role: str | None = None):
     """Tenants a staff user may see in the admin: all for superusers, else their memberships (of `role`)."""
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        return Tenant.objects.none()
     if user.is_superuser:
         return Tenant.objects.all()
     membership = {"memberships__user": user}

@@ -317,3 +317,11 @@ def test_key_management_needs_the_admin_role_in_that_tenant(client, tenant_a, te
     assert change.status_code == 403
     foreign.refresh_from_db()
     assert (foreign.name, foreign.revoked_at) == ("globex-read", None)
+
+
+def test_admin_login_page_renders_for_anonymous_visitors(db, client):
+    response = client.get("/admin/login/")
+    assert response.status_code == 200
+    assert b"csrfmiddlewaretoken" in response.content
+    # And an anonymous visitor is sent to log in rather than shown data.
+    assert client.get("/admin/memories/memory/").status_code == 302
