@@ -123,6 +123,9 @@ def _ms(value: float) -> str:
     return "–" if math.isnan(value) else f"{value:.1f}"
 
 
+ANALYSIS_MARKER = "<!-- analysis: kept when bench/search.py rewrites this file -->"
+
+
 def write_report(
     path: Path,
     *,
@@ -240,4 +243,8 @@ def write_report(
             "",
         ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines).rstrip() + "\n")
+    # A hand-written analysis below this marker survives regeneration.
+    analysis = ""
+    if path.exists() and ANALYSIS_MARKER in path.read_text():
+        analysis = path.read_text().split(ANALYSIS_MARKER, 1)[1]
+    path.write_text("\n".join(lines).rstrip() + "\n\n" + ANALYSIS_MARKER + analysis.rstrip() + "\n")

@@ -72,3 +72,16 @@ def test_embedded_database_is_reused_between_processes():
     second = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stderr
     assert first.stdout.strip() and first.stdout == second.stdout
+
+
+def test_database_url_is_used_instead_of_the_embedded_server(settings):
+    """DATABASE_URL pointing at any PostgreSQL (here: the running server, through a URL) is used as given."""
+    host = settings.DATABASES["default"]["HOST"]
+    url = f"postgres://postgres@/{settings.EMBEDDED_PG_DATABASE}?host={host}"
+    code = (
+        "from django.db import connection; c = connection.cursor(); c.execute('select current_database()');"
+        "print(c.fetchone()[0], connection.settings_dict['HOST'])"
+    )
+    result = _manage("shell", "-c", code, DATABASE_URL=url, EMBEDDED_PG_DIR="/nonexistent/never-started")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1].split() == [settings.EMBEDDED_PG_DATABASE, host]
