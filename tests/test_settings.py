@@ -80,7 +80,7 @@ def test_database_url_is_used_instead_of_the_embedded_server(settings):
     url = f"postgres://postgres@/{settings.EMBEDDED_PG_DATABASE}?host={host}"
     code = (
         "from django.db import connection; c = connection.cursor(); c.execute('select current_database()');"
-        "print(c.fetchone()[0], connection.settings_dict['HOST'])"
+        "print(c.fetchone()[0], connection.connection.info.host)"
     )
     result = _manage("shell", "-c", code, DATABASE_URL=url, EMBEDDED_PG_DIR="/nonexistent/never-started")
     assert result.returncode == 0, result.stderr
