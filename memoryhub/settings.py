@@ -36,6 +36,8 @@ INSTALLED_APPS = [
     "apps.core",
     "apps.tenancy",
     "apps.memories",
+    "apps.conversations",
+    "apps.extraction",
 ]
 
 MIDDLEWARE = [
@@ -173,6 +175,8 @@ MEMORYHUB_MAX_BULK = env_int("MEMORYHUB_MAX_BULK", 500, minimum=1)
 MEMORYHUB_DEFAULT_MAX_CONTENT_LENGTH = env_int("MEMORYHUB_DEFAULT_MAX_CONTENT_LENGTH", 8192, minimum=16)
 MEMORYHUB_MAX_METADATA_BYTES = env_int("MEMORYHUB_MAX_METADATA_BYTES", 16384, minimum=256)
 MEMORYHUB_MAX_TAGS = env_int("MEMORYHUB_MAX_TAGS", 32, minimum=1)
+MEMORYHUB_MAX_MESSAGES_PER_BATCH = env_int("MEMORYHUB_MAX_MESSAGES_PER_BATCH", 100, minimum=1)
+MEMORYHUB_MAX_MESSAGE_CHARS = env_int("MEMORYHUB_MAX_MESSAGE_CHARS", 32768, minimum=64)
 MEMORYHUB_API_KEY_TOUCH_SECONDS = env_int("MEMORYHUB_API_KEY_TOUCH_SECONDS", 60, minimum=0)
 
 EMBEDDING_OPENAI_BASE_URL = env_str("EMBEDDING_OPENAI_BASE_URL", "https://api.openai.com/v1")
@@ -183,6 +187,31 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 128, minimum=1)
 EMBEDDING_TIMEOUT_SECONDS = env_float("EMBEDDING_TIMEOUT_SECONDS", 30.0)
 EMBEDDING_MAX_RETRIES = env_int("EMBEDDING_MAX_RETRIES", 3, minimum=0)
 EMBEDDING_LOCAL_DEVICE = env_str("EMBEDDING_LOCAL_DEVICE", "cpu")
+
+# --- LLM extraction (apps/extraction/extractors/llm) -------------------------------------------------
+LLM_PROVIDER = env_str("LLM_PROVIDER", "openai")
+if LLM_PROVIDER not in ("openai", "anthropic"):
+    raise ImproperlyConfigured(f"LLM_PROVIDER must be openai or anthropic, got {LLM_PROVIDER!r}")
+LLM_BASE_URL = env_str("LLM_BASE_URL", "")  # empty: https://api.openai.com/v1 or https://api.anthropic.com
+LLM_API_KEY = env_str("LLM_API_KEY", "")  # or LLM_API_KEY_FILE
+LLM_MODEL = env_str("LLM_MODEL", "")  # empty: gpt-4o-mini or claude-haiku-4-5
+LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
+if not LLM_TIMEOUT_SECONDS > 0:
+    raise ImproperlyConfigured(f"LLM_TIMEOUT_SECONDS must be positive, got {LLM_TIMEOUT_SECONDS}")
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0)
+LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 2048, minimum=1)
+# "none" leaves temperature out of the request: some reasoning models refuse anything but their default.
+_llm_temperature_omitted = env_str("LLM_TEMPERATURE", "0").strip().lower() == "none"
+LLM_TEMPERATURE = None if _llm_temperature_omitted else env_float("LLM_TEMPERATURE", 0.0)
+LLM_STRUCTURED_OUTPUT = env_bool("LLM_STRUCTURED_OUTPUT", True)
+# --- end LLM extraction
+
+# --- Extraction --------------------------------------------------------------------------------------
+EXTRACTION_MAX_ATTEMPTS = env_int("EXTRACTION_MAX_ATTEMPTS", 3, minimum=1)
+EXTRACTION_RETRY_BACKOFF_SECONDS = env_int("EXTRACTION_RETRY_BACKOFF_SECONDS", 10, minimum=0)
+# Run extraction jobs in the enqueuing process instead of a q2 worker (tests of the logic, not the queue).
+EXTRACTION_RUN_INLINE = env_bool("EXTRACTION_RUN_INLINE", False)
+EXTRACTION_NEAR_DUPLICATE_SIMILARITY = env_float("EXTRACTION_NEAR_DUPLICATE_SIMILARITY", 0.92)
 
 # --- Background jobs (django-q2) and live updates (Channels) --------------------------------------
 REDIS_URL = env_str("REDIS_URL")

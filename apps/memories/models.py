@@ -39,6 +39,8 @@ class MemoryStore(BaseModel):
     review_policy = models.CharField(max_length=10, choices=ReviewPolicy.choices, default=ReviewPolicy.AUTO)
     search_defaults = models.JSONField(default=dict, blank=True)
     max_content_length = models.PositiveIntegerField(default=8192)
+    # Validated by apps.extraction.config; missing keys take the defaults there.
+    extraction_config = models.JSONField(default=dict, blank=True)
 
     objects = MemoryStoreQuerySet.as_manager()
 

@@ -19,6 +19,7 @@ class StoreCreateInput(serializers.Serializer):
     review_policy = serializers.ChoiceField(choices=MemoryStore.ReviewPolicy.choices, required=False, default="auto")
     search_defaults = MetadataField(required=False, default=dict)
     max_content_length = StrictIntegerField(required=False, min_value=16, max_value=1_000_000)
+    extraction_config = MetadataField(required=False, default=dict)
 
 
 class StoreUpdateInput(serializers.Serializer):
@@ -26,6 +27,7 @@ class StoreUpdateInput(serializers.Serializer):
     review_policy = serializers.ChoiceField(choices=MemoryStore.ReviewPolicy.choices, required=False)
     search_defaults = MetadataField(required=False)
     max_content_length = StrictIntegerField(required=False, min_value=16, max_value=1_000_000)
+    extraction_config = MetadataField(required=False)
     # Accepted only to explain that they are fixed.
     name = serializers.CharField(required=False)
     embedding_provider = serializers.CharField(required=False)
@@ -46,6 +48,7 @@ class StoreOutput(serializers.ModelSerializer):
             "review_policy",
             "search_defaults",
             "max_content_length",
+            "extraction_config",
             "created_at",
             "updated_at",
         ]

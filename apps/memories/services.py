@@ -1,5 +1,6 @@
 """Every change to stores and memories; each memory change writes a MemoryRevision."""
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -11,6 +12,7 @@ from apps.core.actors import Actor
 from apps.core.bulk import copy_rows
 from apps.core.embeddings import get_embedder, resolve_embedding_config
 from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
+from apps.extraction.config import extraction_settings_validate
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.normalise import content_hash
 from apps.tenancy.models import Tenant
@@ -51,6 +53,7 @@ def store_create(
     review_policy: str = MemoryStore.ReviewPolicy.AUTO,
     search_defaults: dict | None = None,
     max_content_length: int | None = None,
+    extraction_config: dict | None = None,
 ) -> MemoryStore:
     """Create a memory store; its embedder is fixed from here on."""
     provider = embedding_provider or settings.MEMORYHUB_DEFAULT_EMBEDDER
@@ -71,13 +74,20 @@ def store_create(
                 review_policy=review_policy,
                 search_defaults=_validate_search_defaults(search_defaults or {}),
                 max_content_length=max_content_length or settings.MEMORYHUB_DEFAULT_MAX_CONTENT_LENGTH,
+                extraction_config=extraction_settings_validate(extraction_config).as_dict(),
             )
     except IntegrityError as exc:  # a concurrent create of the same name
         raise ConflictError(f"A store named {name!r} already exists.", code="store_exists") from exc
 
 
 _IMMUTABLE_STORE_FIELDS = ("name", "embedding_provider", "embedding_model", "embedding_dimension")
-_MUTABLE_STORE_FIELDS = ("description", "review_policy", "search_defaults", "max_content_length")
+_MUTABLE_STORE_FIELDS = (
+    "description",
+    "review_policy",
+    "search_defaults",
+    "max_content_length",
+    "extraction_config",
+)
 
 
 def store_update(*, store: MemoryStore, changes: dict) -> MemoryStore:
@@ -89,6 +99,10 @@ def store_update(*, store: MemoryStore, changes: dict) -> MemoryStore:
             code="immutable_field",
             details={name: ["Fixed at creation."] for name in fixed},
         )
+    if "extraction_config" in changes:
+        # A partial config changes only the keys it names.
+        merged = {**store.extraction_config, **(changes["extraction_config"] or {})}
+        changes["extraction_config"] = extraction_settings_validate(merged).as_dict()
     if "search_defaults" in changes:
         changes["search_defaults"] = _validate_search_defaults(changes["search_defaults"])
     updated = [name for name in _MUTABLE_STORE_FIELDS if name in changes]
@@ -137,6 +151,8 @@ class MemoryWriteResult:
 
 SNAPSHOT_FIELDS = (
     "content",
+    "provenance",
+    "superseded_by_id",
     "memory_type",
     "status",
     "metadata",
@@ -155,7 +171,11 @@ def memory_snapshot(memory: Memory) -> dict:
     snapshot = {}
     for name in SNAPSHOT_FIELDS:
         value = getattr(memory, name)
-        snapshot[name] = value.isoformat() if isinstance(value, datetime) else value
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, uuid.UUID):
+            value = str(value)
+        snapshot[name] = value
     return snapshot
 
 
@@ -317,6 +337,8 @@ def memory_create(
 
 
 _EDITABLE_FIELDS = (
+    "provenance",
+    "superseded_by",
     "content",
     "memory_type",
     "metadata",
@@ -335,7 +357,9 @@ _STATUS_ACTIONS = {
 }
 
 
-def memory_update(*, memory: Memory, changes: dict, actor: Actor, reason: str = "") -> Memory:
+def memory_update(
+    *, memory: Memory, changes: dict, actor: Actor, reason: str = "", context: dict | None = None
+) -> Memory:
     """Edit a memory's content, metadata, tags, scores or status; re-embeds changed content."""
     unknown = sorted(set(changes) - set(_EDITABLE_FIELDS))
     if unknown:
@@ -384,7 +408,10 @@ def memory_update(*, memory: Memory, changes: dict, actor: Actor, reason: str = 
             before=before,
             after=after,
             reason=reason,
+            context=context,
         ).save()
+        if before["status"] != Memory.Status.ACTIVE and after["status"] == Memory.Status.ACTIVE:
+            _supersede_on_approval(memory=locked, actor=actor, context=context)
     return locked
 
 
@@ -399,11 +426,60 @@ def _action_for(before: dict, after: dict) -> str:
     return MemoryRevision.Action.UPDATE
 
 
-def memory_set_status(*, memory: Memory, status: str, actor: Actor, reason: str = "") -> Memory:
+def memory_set_status(
+    *, memory: Memory, status: str, actor: Actor, reason: str = "", context: dict | None = None
+) -> Memory:
     """Move a memory to another status (approve, reject, soft delete, restore)."""
     if status not in Memory.Status.values:
         raise ApplicationError(f"Unknown status {status!r}.", code="validation_error")
-    return memory_update(memory=memory, changes={"status": status}, actor=actor, reason=reason)
+    return memory_update(memory=memory, changes={"status": status}, actor=actor, reason=reason, context=context)
+
+
+def memory_supersede(*, old: Memory, new: Memory, actor: Actor, reason: str = "", context: dict | None = None) -> Memory:
+    """Retire `old` in favour of `new`: superseded, valid until now, linked to its successor."""
+    return memory_update(
+        memory=old,
+        changes={"status": Memory.Status.SUPERSEDED, "valid_to": timezone.now(), "superseded_by": new},
+        actor=actor,
+        reason=reason or "superseded by a newer value",
+        context=context,
+    )
+
+
+def memory_invalidate(*, memory: Memory, actor: Actor, reason: str = "", context: dict | None = None) -> Memory:
+    """End a memory's validity because it no longer holds (an explicit retraction)."""
+    return memory_update(
+        memory=memory,
+        changes={"status": Memory.Status.DELETED, "valid_to": timezone.now()},
+        actor=actor,
+        reason=reason or "retracted",
+        context=context,
+    )
+
+
+def memory_add_provenance(*, memory: Memory, source: dict, actor: Actor, context: dict | None = None) -> Memory:
+    """Record that another conversation confirmed a memory (no new row for a repeated fact)."""
+    provenance = dict(memory.provenance or {})
+    sources = list(provenance.get("sources", []))
+    if source in sources:
+        return memory
+    sources.append(source)
+    provenance["sources"] = sources
+    return memory_update(
+        memory=memory, changes={"provenance": provenance}, actor=actor, reason="confirmed again", context=context
+    )
+
+
+def _supersede_on_approval(*, memory: Memory, actor: Actor, context: dict | None) -> None:
+    """A reviewed memory that replaces an older value retires that value only once it is approved."""
+    old_id = (memory.metadata or {}).get("supersedes")
+    if not old_id:
+        return
+    old = Memory.objects.filter(
+        pk=old_id, store_id=memory.store_id, user_id=memory.user_id, status=Memory.Status.ACTIVE
+    ).first()
+    if old is not None:
+        memory_supersede(old=old, new=memory, actor=actor, context=context)
 
 
 def memory_approve(*, memory: Memory, actor: Actor, reason: str = "") -> Memory:

@@ -1,0 +1,146 @@
+"""Sessions and message ingest."""
+
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.conversations.content import normalise_content
+from apps.conversations.models import Message, Session
+from apps.core.errors import ConflictError, PayloadTooLargeError
+from apps.extraction import services as extraction_services
+from apps.memories.models import MemoryStore
+
+
+@dataclass
+class MessageInput:
+    role: str
+    content: object  # a string or a list of content blocks, as sent
+    seq: int | None = None  # the client's sequence number within its run, for idempotency
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    session: Session
+    accepted: int
+    duplicates: int
+    extraction_job: object | None
+
+
+def _locked_session(*, store: MemoryStore, external_id: str, user_id: str, agent_id: str, metadata: dict) -> Session:
+    """The session row, created on first use, locked for this transaction (serialises seq assignment)."""
+    session = Session.objects.select_for_update().filter(store=store, external_id=external_id).first()
+    if session is None:
+        try:
+            with transaction.atomic():
+                Session.objects.create(
+                    store=store, external_id=external_id, user_id=user_id, agent_id=agent_id, metadata=metadata
+                )
+        except IntegrityError:
+            pass  # another request created it first
+        session = Session.objects.select_for_update().get(store=store, external_id=external_id)
+    session.store = store
+    return session
+
+
+def messages_ingest(
+    *,
+    store: MemoryStore,
+    session_external_id: str,
+    user_id: str,
+    agent_id: str = "",
+    run_id: str = "",
+    messages: list[MessageInput],
+    metadata: dict | None = None,
+) -> IngestResult:
+    """Store new messages of a session in one transaction, skipping (run_id, seq) pairs already seen.
+
+    Creates the session on first use and schedules extraction when the store's trigger says so; the
+    extraction itself runs later in a worker.
+    """
+    limit = settings.MEMORYHUB_MAX_MESSAGES_PER_BATCH
+    if len(messages) > limit:
+        raise PayloadTooLargeError(
+            f"{len(messages)} messages in one request; the limit is {limit}.", code="batch_too_large"
+        )
+    prepared = []
+    for index, message in enumerate(messages):
+        blocks, text = normalise_content(message.content, where=f"messages[{index}]")
+        prepared.append((message, blocks, text))
+
+    with transaction.atomic():
+        session = _locked_session(
+            store=store, external_id=session_external_id, user_id=user_id, agent_id=agent_id, metadata=metadata or {}
+        )
+        if session.user_id != user_id:
+            raise ConflictError(
+                f"Session {session_external_id!r} belongs to another user_id.",
+                code="session_user_mismatch",
+                details={"user_id": [f"This session's user_id is {session.user_id!r}."]},
+            )
+        if session.status == Session.Status.TERMINATED:
+            raise ConflictError(
+                f"Session {session_external_id!r} is terminated; start a new session.",
+                code="session_terminated",
+                details={"status": session.status},
+            )
+        client_seqs = [message.seq for message, _, _ in prepared if message.seq is not None]
+        seen = set(
+            Message.objects.filter(session=session, client_run_id=run_id, client_seq__in=client_seqs).values_list(
+                "client_seq", flat=True
+            )
+        ) if client_seqs else set()
+
+        now = timezone.now()
+        new_rows, duplicates, user_turns = [], 0, 0
+        next_seq = session.last_seq
+        for message, blocks, text in prepared:
+            if message.seq is not None:
+                if message.seq in seen:
+                    duplicates += 1
+                    continue
+                seen.add(message.seq)
+            next_seq += 1
+            new_rows.append(
+                Message(
+                    session=session,
+                    seq=next_seq,
+                    role=message.role,
+                    content=blocks,
+                    text=text,
+                    client_run_id=run_id if message.seq is not None else "",
+                    client_seq=message.seq,
+                    metadata=message.metadata,
+                    created_at=now,
+                )
+            )
+            user_turns += message.role == Message.Role.USER
+        if new_rows:
+            Message.objects.bulk_create(new_rows)
+            session.last_seq = next_seq
+            session.message_count += len(new_rows)
+            session.unscheduled_user_turns += user_turns
+            session.last_activity_at = now
+            if agent_id and not session.agent_id:
+                session.agent_id = agent_id
+            session.save(
+                update_fields=[
+                    "last_seq", "message_count", "unscheduled_user_turns", "last_activity_at", "agent_id", "updated_at"
+                ]
+            )
+        job = extraction_services.extraction_job_schedule(
+            session=session, trigger=extraction_services.ExtractionJob.Trigger.TURNS
+        ) if new_rows else None
+    return IngestResult(session=session, accepted=len(new_rows), duplicates=duplicates, extraction_job=job)
+
+
+def session_delete(*, session: Session) -> dict:
+    """Delete a session with its messages and extraction jobs (memories extracted from it stay)."""
+    with transaction.atomic():
+        messages = session.messages.count()
+        session.delete()
+    return {"messages": messages}
+
+

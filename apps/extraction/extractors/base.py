@@ -1,0 +1,69 @@
+"""The extractor contract: conversation messages (plus related existing memories) in, candidates out.
+
+Extractors are pure: they read what they are given and return candidate memories. Deciding what a
+candidate does to the store (add, merge into a duplicate, supersede, invalidate) is consolidation's
+job (apps.extraction.consolidation), which also writes the history.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class ConversationMessage:
+    seq: int
+    role: str  # "user" | "assistant" | "system" | "tool"
+    text: str  # flattened text of the message's content blocks
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ExistingMemory:
+    """An active memory of the same user that may be related to the messages."""
+
+    id: str
+    content: str
+    memory_type: str
+    subject: str | None = None  # the candidate subject it was created with, if any
+
+
+@dataclass
+class Candidate:
+    """A durable fact distilled from messages, written as a third-person sentence."""
+
+    content: str  # e.g. "Alice works as a software engineer at TechCorp"
+    memory_type: str  # "fact" | "preference" | "episode" | "procedure"
+    confidence: float  # 0..1
+    source_seqs: list[int]  # seqs of the messages it came from
+    # What it asks of the store. "add": a new fact (consolidation still checks duplicates and
+    # same-subject values); "update": replaces `target_memory_id`; "delete": invalidates
+    # `target_memory_id`, or the memories with the same `subject` when no target is given
+    # (explicit retractions such as "forget my phone number").
+    action: str = "add"
+    target_memory_id: str | None = None
+    # A stable key of what the fact is about, so a new value replaces the old one: "name",
+    # "location", "employer", "job_title", "email", "phone", "preference:dark mode",
+    # "identifier:order", ... None when the fact has no single-valued subject.
+    subject: str | None = None
+    tags: list[str] = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)  # e.g. {"pii": True} for contact details
+
+
+class Extractor(Protocol):
+    name: str
+
+    def extract(
+        self, *, messages: list[ConversationMessage], existing: list[ExistingMemory], user_name: str | None = None
+    ) -> list[Candidate]:
+        """Candidates for the durable facts in `messages`; [] for small talk.
+
+        `user_name` is the user's known name (from an existing "name" memory), used to write facts
+        in the third person; extractors fall back to "The user" when it is unknown.
+        Raise ExtractionError for failures worth retrying (a model that timed out or answered
+        malformed output); never return made-up data.
+        """
+
+
+class ExtractionError(Exception):
+    """An extraction attempt failed and may be retried."""

@@ -1,0 +1,64 @@
+from django.db import models
+
+from apps.conversations.models import Session
+from apps.core.models import BaseModel
+from apps.memories.models import MemoryStore
+
+
+class ExtractionJob(BaseModel):
+    """One unit of extraction work: the messages (from_seq, to_seq] of a session."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    class Trigger(models.TextChoices):
+        TURNS = "turns", "Every N user turns"
+        IDLE = "idle", "Session idle"
+        FLUSH = "flush", "Flush requested"
+        SESSION_END = "session_end", "Session ended"
+        RETRY = "retry", "Retried by a person"
+
+    OPEN_STATUSES = (Status.QUEUED, Status.RUNNING)
+
+    store = models.ForeignKey(MemoryStore, on_delete=models.CASCADE, related_name="extraction_jobs")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="extraction_jobs")
+    from_seq = models.PositiveIntegerField()
+    to_seq = models.PositiveIntegerField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    trigger = models.CharField(max_length=20, choices=Trigger.choices)
+    extractor = models.CharField(max_length=20)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    max_attempts = models.PositiveSmallIntegerField(default=3)
+    error = models.TextField(blank=True, default="")
+    added = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    deleted = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    run_after = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # A running job whose lease has expired belongs to a worker that died; another may take it over.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    q_task_id = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            # One open job per session: jobs of a session run one after another, in seq order.
+            models.UniqueConstraint(
+                fields=["session"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="one_open_extraction_job_per_session",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["store", "status", "-created_at"], name="job_store_status_created"),
+            models.Index(fields=["status", "lease_expires_at"], name="job_status_lease"),
+        ]
+
+    def __str__(self):
+        return f"{self.session_id} ({self.from_seq}, {self.to_seq}] {self.status}"

@@ -1,0 +1,83 @@
+from apps.extraction.extractors.base import ConversationMessage, ExistingMemory
+from apps.memories.models import Memory, MemoryStore
+from apps.memories.selectors import SearchQuery, memory_search
+
+KEYED_MEMORY_LIMIT = 100
+SEARCHED_MEMORY_LIMIT = 10
+
+
+def related_memories(
+    *, store: MemoryStore, user_id: str, messages: list[ConversationMessage]
+) -> tuple[list[ExistingMemory], str | None]:
+    """Active memories of the user an extractor should see, and the user's known name.
+
+    Those with a subject (name, location, preferences...) are what new facts most often replace;
+    a search with the user's words adds the nearest free-form ones.
+    """
+    keyed = list(
+        Memory.objects.filter(store=store, user_id=user_id, status=Memory.Status.ACTIVE, metadata__has_key="subject")
+        .only("id", "content", "memory_type", "metadata")
+        .order_by("-created_at")[:KEYED_MEMORY_LIMIT]
+    )
+    found = {memory.pk: memory for memory in keyed}
+    user_text = " ".join(message.text for message in messages if message.role == "user")[:2000]
+    if user_text.strip():
+        hits = memory_search(
+            store=store, search=SearchQuery(query=user_text, user_id=user_id, limit=SEARCHED_MEMORY_LIMIT)
+        )
+        for hit in hits:
+            found.setdefault(hit.memory.pk, hit.memory)
+    existing = [
+        ExistingMemory(
+            id=str(memory.pk),
+            content=memory.content,
+            memory_type=memory.memory_type,
+            subject=(memory.metadata or {}).get("subject"),
+        )
+        for memory in found.values()
+    ]
+    names = [memory for memory in keyed if (memory.metadata or {}).get("subject") == "name"]
+    user_name = names[0].metadata.get("value") if names and names[0].metadata.get("value") else None
+    return existing, user_name
+
+
+def job_list(*, api_key, store_name=None, session_id=None, status=None):
+    from apps.extraction.models import ExtractionJob
+
+    jobs = ExtractionJob.objects.filter(store__tenant=api_key.tenant).select_related("store", "session")
+    if api_key.store_names:
+        jobs = jobs.filter(store__name__in=api_key.store_names)
+    if store_name:
+        jobs = jobs.filter(store__name=store_name)
+    if session_id:
+        jobs = jobs.filter(session__external_id=session_id)
+    if status:
+        jobs = jobs.filter(status=status)
+    return jobs
+
+
+def job_get(*, api_key, job_id):
+    from apps.core.errors import NotFoundError
+
+    job = job_list(api_key=api_key).filter(pk=job_id).first()
+    if job is None:
+        raise NotFoundError(f"Extraction job {job_id} not found.", code="job_not_found")
+    return job
+
+
+def job_changes(*, job_ids) -> list[dict]:
+    """The memory changes the given jobs made, from the revisions they wrote."""
+    from apps.memories.models import MemoryRevision
+
+    revisions = MemoryRevision.objects.filter(context__job_id__in=[str(job_id) for job_id in job_ids]).order_by("id")
+    return [
+        {
+            "memory_id": revision.memory_id,
+            "action": revision.action,
+            "status": (revision.after or {}).get("status", ""),
+            "content": (revision.after or {}).get("content", ""),
+            "job_id": revision.context["job_id"],
+            "message_seqs": revision.context.get("message_seqs", []),
+        }
+        for revision in revisions
+    ]

@@ -1,0 +1,275 @@
+"""Extraction jobs: schedule, claim, run, retry; each job's results commit with the session's high-water mark."""
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from apps.conversations.models import Message, Session
+from apps.core.actors import Actor
+from apps.core.errors import ConflictError
+from apps.extraction.config import extraction_settings_for
+from apps.extraction.consolidation import consolidate
+from apps.extraction.extractors import get_extractor
+from apps.extraction.extractors.base import ConversationMessage
+from apps.extraction.models import ExtractionJob
+from apps.extraction.selectors import related_memories
+from apps.memories.models import MemoryStore
+
+logger = logging.getLogger(__name__)
+
+EXTRACTION_ACTOR = Actor.system("extraction")
+RUN_TASK = "apps.extraction.tasks.run_extraction_job"
+
+
+# --- Scheduling -------------------------------------------------------------------------------------
+
+
+def _enqueue(job_id) -> None:
+    from django_q.tasks import async_task
+
+    task_id = async_task(
+        RUN_TASK, str(job_id), task_name=f"extract-{job_id}", group="extraction", sync=settings.EXTRACTION_RUN_INLINE
+    )
+    if not settings.EXTRACTION_RUN_INLINE:
+        ExtractionJob.objects.filter(pk=job_id).update(q_task_id=str(task_id or ""))
+
+
+def extraction_job_schedule(*, session: Session, trigger: str, force: bool = False) -> ExtractionJob | None:
+    """Create and enqueue a job for the session's unextracted messages if its trigger is due.
+
+    Call inside a transaction holding the session row lock. At most one job per session is open;
+    a finishing job schedules the next one, so a session's messages are extracted in order.
+    """
+    config = extraction_settings_for(session.store)
+    if not config.enabled or session.last_seq <= session.extracted_seq:
+        return None
+    if not force and session.unscheduled_user_turns < config.every_n_turns:
+        return None
+    if ExtractionJob.objects.filter(session=session, status__in=ExtractionJob.OPEN_STATUSES).exists():
+        return None
+    job = ExtractionJob.objects.create(
+        store=session.store,
+        session=session,
+        from_seq=session.extracted_seq,
+        to_seq=session.last_seq,
+        trigger=trigger,
+        extractor=config.extractor,
+        max_attempts=settings.EXTRACTION_MAX_ATTEMPTS,
+    )
+    Session.objects.filter(pk=session.pk).update(scheduled_seq=session.last_seq, unscheduled_user_turns=0)
+    session.scheduled_seq, session.unscheduled_user_turns = session.last_seq, 0
+    transaction.on_commit(lambda: _enqueue(job.pk))
+    return job
+
+
+def extraction_flush(*, session: Session) -> ExtractionJob | None:
+    """The job that will extract the session's unextracted messages: the open one, or a new one."""
+    with transaction.atomic():
+        locked = Session.objects.select_for_update().select_related("store").get(pk=session.pk)
+        open_job = ExtractionJob.objects.filter(session=locked, status__in=ExtractionJob.OPEN_STATUSES).first()
+        if open_job:
+            return open_job
+        return extraction_job_schedule(session=locked, trigger=ExtractionJob.Trigger.FLUSH, force=True)
+
+
+def extraction_flush_and_wait(*, session: Session, wait_seconds: float) -> tuple[list[ExtractionJob], bool]:
+    """Extract everything not yet extracted, waiting up to `wait_seconds`; returns (jobs, complete)."""
+    deadline = time.monotonic() + wait_seconds
+    jobs: dict = {}
+    while True:
+        job = extraction_flush(session=session)
+        if job is None:
+            break
+        jobs[job.pk] = job
+        while job.status in ExtractionJob.OPEN_STATUSES and time.monotonic() < deadline:
+            time.sleep(0.05)
+            job.refresh_from_db()
+        jobs[job.pk] = job
+        if job.status in ExtractionJob.OPEN_STATUSES or job.status == ExtractionJob.Status.FAILED:
+            break
+        if time.monotonic() >= deadline:
+            break
+    session.refresh_from_db()
+    complete = session.extracted_seq >= session.last_seq
+    return list(jobs.values()), complete
+
+
+# --- Running ----------------------------------------------------------------------------------------
+
+
+def _lease() -> timedelta:
+    # A job outliving the q2 task timeout belongs to a worker that was killed.
+    return timedelta(seconds=settings.Q_CLUSTER["timeout"])
+
+
+def _claim(job_id) -> ExtractionJob | None:
+    """Take the job if it is queued and due, or running under an expired lease; None if someone else has it."""
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE extraction_extractionjob
+               SET status = 'running', attempts = attempts + 1, started_at = %(now)s,
+                   lease_expires_at = %(lease)s, updated_at = %(now)s
+             WHERE id = %(id)s
+               AND ((status = 'queued' AND (run_after IS NULL OR run_after <= %(now)s))
+                    OR (status = 'running' AND lease_expires_at < %(now)s))
+            RETURNING id
+            """,
+            {"now": now, "lease": now + _lease(), "id": job_id},
+        )
+        claimed = cursor.fetchone()
+    if not claimed:
+        return None
+    return ExtractionJob.objects.select_related("store", "session").get(pk=job_id)
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    job: ExtractionJob | None
+    claimed: bool
+
+
+def extraction_job_run(*, job_id) -> JobOutcome:
+    """Run one job: extract outside any transaction, then commit memories + high-water mark together."""
+    job = _claim(job_id)
+    if job is None:
+        return JobOutcome(job=None, claimed=False)
+    started = time.monotonic()
+    try:
+        session = job.session
+        session.store = job.store
+        base_seq = session.extracted_seq
+        counts = None
+        if base_seq < job.to_seq:
+            rows = list(
+                Message.objects.filter(session=session, seq__gt=base_seq, seq__lte=job.to_seq).order_by("seq")
+            )
+            messages = [
+                ConversationMessage(seq=row.seq, role=row.role, text=row.text, created_at=row.created_at)
+                for row in rows
+            ]
+            existing, user_name = related_memories(store=job.store, user_id=session.user_id, messages=messages)
+            candidates = get_extractor(job.extractor).extract(messages=messages, existing=existing, user_name=user_name)
+        with transaction.atomic():
+            locked = Session.objects.select_for_update().get(pk=session.pk)
+            locked.store = job.store
+            if locked.extracted_seq != base_seq:
+                raise ConflictError("Another run extracted this session meanwhile; retrying.")
+            if base_seq < job.to_seq:
+                counts = consolidate(
+                    store=job.store, session=locked, job=job, candidates=candidates, actor=EXTRACTION_ACTOR
+                )
+                locked.extracted_seq = job.to_seq
+                locked.save(update_fields=["extracted_seq", "updated_at"])
+            job.status = ExtractionJob.Status.SUCCEEDED
+            job.from_seq = min(base_seq, job.to_seq)
+            job.error = ""
+            if counts:
+                job.added, job.updated, job.deleted, job.unchanged = (
+                    counts.added, counts.updated, counts.deleted, counts.unchanged,
+                )
+            job.finished_at = timezone.now()
+            job.lease_expires_at = None
+            job.duration_ms = int((time.monotonic() - started) * 1000)
+            job.save()
+            # Messages that arrived while this job ran: their trigger may be due now.
+            extraction_job_schedule(session=locked, trigger=ExtractionJob.Trigger.TURNS)
+        return JobOutcome(job=job, claimed=True)
+    except Exception as exc:  # noqa: BLE001 - every failure is recorded on the job and retried
+        logger.warning("Extraction job %s failed (attempt %s): %s", job.pk, job.attempts, exc, exc_info=True)
+        return JobOutcome(job=_record_failure(job=job, error=exc, started=started), claimed=True)
+
+
+def _record_failure(*, job: ExtractionJob, error: Exception, started: float) -> ExtractionJob:
+    now = timezone.now()
+    job.error = f"{error.__class__.__name__}: {error}"[:4000]
+    job.lease_expires_at = None
+    job.duration_ms = int((time.monotonic() - started) * 1000)
+    if job.attempts < job.max_attempts:
+        delay = settings.EXTRACTION_RETRY_BACKOFF_SECONDS * (2 ** (job.attempts - 1))
+        job.status = ExtractionJob.Status.QUEUED
+        job.run_after = now + timedelta(seconds=delay)
+        job.save()
+        _schedule_retry(job)
+    else:
+        job.status = ExtractionJob.Status.FAILED
+        job.finished_at = now
+        job.save()
+    return job
+
+
+def _schedule_retry(job: ExtractionJob) -> None:
+    if settings.EXTRACTION_RUN_INLINE:
+        return  # tests drive retries explicitly
+    from django_q.models import Schedule
+
+    Schedule.objects.create(
+        name=f"retry-{job.pk}-{job.attempts}",
+        func=RUN_TASK,
+        args=repr(str(job.pk)),
+        schedule_type=Schedule.ONCE,
+        repeats=1,
+        next_run=job.run_after,
+    )
+
+
+def extraction_job_retry(*, job: ExtractionJob) -> ExtractionJob:
+    """Run a failed job again (from the admin or the API), with a fresh set of attempts."""
+    with transaction.atomic():
+        locked = ExtractionJob.objects.select_for_update().get(pk=job.pk)
+        if locked.status != ExtractionJob.Status.FAILED:
+            raise ConflictError(f"Only failed jobs can be retried; this one is {locked.status}.", code="job_not_failed")
+        if ExtractionJob.objects.filter(session_id=locked.session_id, status__in=ExtractionJob.OPEN_STATUSES).exists():
+            raise ConflictError("This session already has an extraction job in progress.", code="job_in_progress")
+        locked.status = ExtractionJob.Status.QUEUED
+        locked.attempts = 0
+        locked.run_after = None
+        locked.finished_at = None
+        locked.trigger = ExtractionJob.Trigger.RETRY
+        locked.save()
+        transaction.on_commit(lambda: _enqueue(locked.pk))
+    return locked
+
+
+def extraction_sweep() -> dict:
+    """Periodic: revive jobs of dead workers, re-enqueue due retries, and extract idle sessions."""
+    now = timezone.now()
+    revived = 0
+    for job_id in ExtractionJob.objects.filter(
+        status=ExtractionJob.Status.RUNNING, lease_expires_at__lt=now
+    ).values_list("pk", flat=True):
+        _enqueue(job_id)  # the claim accepts an expired lease
+        revived += 1
+    stale_queued = ExtractionJob.objects.filter(
+        Q(run_after__isnull=True) | Q(run_after__lte=now),
+        status=ExtractionJob.Status.QUEUED,
+        updated_at__lt=now - timedelta(seconds=60),
+    )
+    requeued = 0
+    for job_id in stale_queued.values_list("pk", flat=True):
+        _enqueue(job_id)  # lost task, or a retry whose schedule did not fire; duplicates cannot double-run
+        requeued += 1
+    idle = 0
+    for store in MemoryStore.objects.all().only("pk", "extraction_config", "tenant_id"):
+        config = extraction_settings_for(store)
+        if not config.enabled or not config.idle_seconds:
+            continue
+        quiet_since = now - timedelta(seconds=config.idle_seconds)
+        candidates = Session.objects.filter(
+            store=store, last_activity_at__lt=quiet_since, last_seq__gt=F("scheduled_seq")
+        ).exclude(status=Session.Status.TERMINATED)
+        for session_id in candidates.values_list("pk", flat=True):
+            with transaction.atomic():
+                session = Session.objects.select_for_update().get(pk=session_id)
+                session.store = store
+                if extraction_job_schedule(session=session, trigger=ExtractionJob.Trigger.IDLE, force=True):
+                    idle += 1
+    return {"revived": revived, "requeued": requeued, "idle_sessions": idle}
+
