@@ -1,0 +1,129 @@
+import pytest
+
+from apps.conversations.services import MessageInput, messages_ingest
+from apps.core.actors import Actor
+from apps.extraction.consolidation import consolidate
+from apps.extraction.extractors.base import Candidate
+from apps.extraction.models import ExtractionJob
+from apps.memories.models import Memory, MemoryRevision
+from apps.memories.services import memory_approve, store_update
+
+ACTOR = Actor.system("extraction")
+
+
+@pytest.fixture
+def session(tenant_a):
+    store_update(store=tenant_a.store, changes={"extraction_config": {"enabled": False}})
+    result = messages_ingest(
+        store=tenant_a.store, session_external_id="s-1", user_id="alice", agent_id="bot",
+        messages=[MessageInput(role="user", content=f"message {i}") for i in range(4)],
+    )
+    return result.session
+
+
+@pytest.fixture
+def job(session):
+    return ExtractionJob.objects.create(
+        store=session.store, session=session, from_seq=0, to_seq=4, trigger="flush", extractor="rules",
+        status="running",
+    )
+
+
+def _run(session, job, *candidates):
+    return consolidate(store=session.store, session=session, job=job, candidates=list(candidates), actor=ACTOR)
+
+
+def fact(content, seqs=(1,), **fields):
+    return Candidate(content=content, memory_type=fields.pop("memory_type", "fact"), confidence=0.9,
+                     source_seqs=list(seqs), **fields)
+
+
+def test_new_fact_is_added_with_provenance_and_history(session, job):
+    counts = _run(session, job, fact("Alice lives in Paris", seqs=[1, 2], subject="location"))
+    assert (counts.added, counts.updated, counts.deleted, counts.unchanged) == (1, 0, 0, 0)
+    memory = Memory.objects.get()
+    assert (memory.source, memory.status, memory.user_id, memory.agent_id, memory.session_id) == (
+        "extraction", "active", "alice", "bot", "s-1")
+    assert memory.metadata["subject"] == "location"
+    assert memory.provenance == {"sources": [{"session_id": "s-1", "job_id": str(job.pk), "message_seqs": [1, 2]}]}
+    revision = MemoryRevision.objects.get(memory=memory)
+    assert revision.action == "create" and revision.actor_label == "extraction"
+    assert revision.context["job_id"] == str(job.pk) and revision.context["message_seqs"] == [1, 2]
+
+
+def test_repeated_fact_adds_provenance_not_a_row(session, job):
+    _run(session, job, fact("Alice lives in Paris", seqs=[1]))
+    counts = _run(session, job, fact("alice lives in Paris.", seqs=[3]))
+    assert (counts.added, counts.unchanged) == (0, 1)
+    memory = Memory.objects.get()
+    assert [source["message_seqs"] for source in memory.provenance["sources"]] == [[1], [3]]
+    assert list(MemoryRevision.objects.filter(memory=memory).values_list("action", flat=True)) == ["create", "update"]
+
+
+def test_near_duplicate_by_vector_similarity(session, job, settings):
+    settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY = 0.8
+    _run(session, job, fact("Alice is allergic to peanuts"))
+    counts = _run(session, job, fact("Alice is allergic to peanuts!!"))
+    assert counts.unchanged == 1 and Memory.objects.count() == 1
+    settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY = 0.999
+    counts = _run(session, job, fact("Alice is very allergic to peanuts"))
+    assert counts.added == 1 and Memory.objects.count() == 2
+
+
+def test_new_value_of_a_subject_supersedes_the_old_one(session, job):
+    _run(session, job, fact("Alice lives in Paris", subject="location"))
+    counts = _run(session, job, fact("Alice lives in Berlin", seqs=[3], subject="location"))
+    assert (counts.added, counts.updated) == (0, 1)
+    old = Memory.objects.get(content="Alice lives in Paris")
+    new = Memory.objects.get(content="Alice lives in Berlin")
+    assert old.status == "superseded" and old.valid_to is not None and old.superseded_by_id == new.pk
+    assert new.status == "active"
+    superseded = MemoryRevision.objects.filter(memory=old).order_by("id").last()
+    assert superseded.after["status"] == "superseded" and superseded.context["message_seqs"] == [3]
+    hits = session.store.memories.filter(status="active").values_list("content", flat=True)
+    assert list(hits) == ["Alice lives in Berlin"]
+
+
+def test_retraction_invalidates_matching_memories(session, job):
+    _run(session, job, fact("Alice's phone number is +33 6 12 34 56 78", subject="phone", metadata={"pii": True}))
+    counts = _run(session, job, fact("Forget Alice's phone number", seqs=[4], subject="phone", action="delete"))
+    assert (counts.deleted, counts.added) == (1, 0)
+    phone = Memory.objects.get()
+    assert phone.status == "deleted" and phone.valid_to is not None
+    revision = MemoryRevision.objects.filter(memory=phone).order_by("id").last()
+    assert revision.action == "delete" and "retracted" in revision.reason
+    nothing = _run(session, job, fact("Forget Alice's email", subject="email", action="delete"))
+    assert (nothing.deleted, nothing.unchanged) == (0, 1)
+
+
+def test_model_decided_update_and_delete_by_target_id(session, job):
+    _run(session, job, fact("Alice prefers email"), fact("Alice has a dog"))
+    email = Memory.objects.get(content="Alice prefers email")
+    dog = Memory.objects.get(content="Alice has a dog")
+    counts = _run(
+        session, job,
+        fact("Alice prefers phone calls", action="update", target_memory_id=str(email.pk)),
+        fact("Alice no longer has a dog", action="delete", target_memory_id=str(dog.pk)),
+        fact("Bob's memory", action="delete", target_memory_id="00000000-0000-0000-0000-000000000000"),
+    )
+    assert (counts.updated, counts.deleted, counts.unchanged) == (1, 1, 1)
+    email.refresh_from_db()
+    dog.refresh_from_db()
+    assert email.status == "superseded" and dog.status == "deleted"
+
+
+def test_review_policy_holds_memories_and_supersedes_on_approval(session, job, tenant_a):
+    _run(session, job, fact("Alice lives in Paris", subject="location"))
+    store_update(store=session.store, changes={"review_policy": "review"})
+    session.store.refresh_from_db()
+    counts = _run(session, job, fact("Alice lives in Berlin", subject="location"))
+    assert counts.added == 1
+    berlin = Memory.objects.get(content="Alice lives in Berlin")
+    paris = Memory.objects.get(content="Alice lives in Paris")
+    assert berlin.status == "pending_review" and paris.status == "active"
+    search = tenant_a.client("read").post("/api/v1/stores/main/search", {"query": "Berlin"}, format="json")
+    assert all(hit["memory"]["content"] != "Alice lives in Berlin" for hit in search.json()["results"])
+    memory_approve(memory=berlin, actor=Actor.system("reviewer"))
+    paris.refresh_from_db()
+    berlin.refresh_from_db()
+    assert berlin.status == "active" and paris.status == "superseded" and paris.superseded_by_id == berlin.pk
