@@ -1,0 +1,64 @@
+"""What the LLM extractor talks to and how patiently: a plain value object, built from settings."""
+
+import math
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ImproperlyConfigured
+
+PROVIDERS = ("openai", "anthropic")
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    provider: str  # "openai" (any OpenAI-compatible chat completions server) | "anthropic"
+    model: str
+    base_url: str  # openai: ".../v1" (we POST {base}/chat/completions); anthropic: we POST {base}/v1/messages
+    api_key: str = field(default="", repr=False)  # kept out of repr: configs end up in logs and tracebacks
+    timeout_seconds: float = 60.0  # per HTTP attempt
+    max_retries: int = 2  # retries after the first attempt, for transport errors, 408, 429 and 5xx
+    max_tokens: int = 2048
+    temperature: float | None = 0.0  # None: not sent (some reasoning models accept only their default)
+    structured_output: bool = True  # openai only: json_schema (strict) instead of json_object
+    backoff_seconds: float = 0.5  # first retry waits about this long (jittered), doubling each time
+    max_retry_after_seconds: float = 30.0  # a server's Retry-After is honoured up to this
+
+    def __post_init__(self):
+        if self.provider not in PROVIDERS:
+            raise ValueError(f"LLM provider must be one of {', '.join(PROVIDERS)}, got {self.provider!r}")
+        if not self.model:
+            raise ValueError("LLM model must not be empty")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"LLM base URL must start with http:// or https://, got {self.base_url!r}")
+        if not (math.isfinite(self.timeout_seconds) and self.timeout_seconds > 0):
+            raise ValueError(f"LLM timeout must be a positive number of seconds, got {self.timeout_seconds}")
+        if self.max_retries < 0:
+            raise ValueError(f"LLM max retries must be >= 0, got {self.max_retries}")
+        if self.max_tokens < 1:
+            raise ValueError(f"LLM max tokens must be >= 1, got {self.max_tokens}")
+        if self.temperature is not None and not (0.0 <= self.temperature <= 2.0):
+            raise ValueError(f"LLM temperature must be between 0 and 2, got {self.temperature}")
+        if self.backoff_seconds < 0 or self.max_retry_after_seconds < 0:
+            raise ValueError("LLM backoff and Retry-After cap must not be negative")
+
+
+def llm_config_from_settings() -> LLMConfig:
+    """The LLM_* settings as a config; an empty LLM_BASE_URL / LLM_MODEL means the provider's default."""
+    from django.conf import settings
+
+    provider = settings.LLM_PROVIDER
+    try:
+        return LLMConfig(
+            provider=provider,
+            model=settings.LLM_MODEL or DEFAULT_MODELS.get(provider, ""),
+            base_url=settings.LLM_BASE_URL or DEFAULT_BASE_URLS.get(provider, ""),
+            api_key=settings.LLM_API_KEY or "",
+            timeout_seconds=settings.LLM_TIMEOUT_SECONDS,
+            max_retries=settings.LLM_MAX_RETRIES,
+            max_tokens=settings.LLM_MAX_TOKENS,
+            temperature=settings.LLM_TEMPERATURE,
+            structured_output=settings.LLM_STRUCTURED_OUTPUT,
+        )
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from exc
