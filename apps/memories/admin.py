@@ -45,7 +45,7 @@ def _clean_metadata(value):
 # --- Stores -----------------------------------------------------------------------------------------
 
 
-_STORE_MUTABLE_FIELDS = ["description", "review_policy", "search_defaults", "max_content_length"]
+_STORE_MUTABLE_FIELDS = ["description", "review_policy", "search_defaults", "max_content_length", "extraction_config"]
 _STORE_FIXED_FIELDS = ["tenant", "name", "embedding_provider", "embedding_model", "embedding_dimension"]
 
 
@@ -81,6 +81,7 @@ class StoreCreateForm(ServiceModelForm):
             review_policy=data["review_policy"],
             search_defaults=data["search_defaults"] or {},
             max_content_length=data["max_content_length"],
+            extraction_config=data["extraction_config"] or {},
         )
 
 
@@ -93,6 +94,9 @@ class StoreChangeForm(ServiceModelForm):
 
     def clean_search_defaults(self):
         return self.cleaned_data["search_defaults"] or {}
+
+    def clean_extraction_config(self):
+        return self.cleaned_data["extraction_config"] or {}
 
     def run_service(self):
         return store_update(store=self.unchanged, changes=self.changed_values(_STORE_MUTABLE_FIELDS))

@@ -1,0 +1,54 @@
+import pytest
+from django.contrib.auth import get_user_model
+
+from apps.conversations.services import MessageInput, messages_ingest
+from apps.extraction.models import ExtractionJob
+from apps.memories.services import store_update
+
+
+@pytest.fixture
+def failed_job(tenant_a, django_capture_on_commit_callbacks):
+    store_update(store=tenant_a.store, changes={"extraction_config": {"enabled": True}})
+    with django_capture_on_commit_callbacks(execute=False):
+        result = messages_ingest(
+            store=tenant_a.store, session_external_id="s-1", user_id="alice",
+            messages=[MessageInput(role="user", content="I live in Paris")],
+        )
+    job = result.extraction_job
+    ExtractionJob.objects.filter(pk=job.pk).update(status="failed", attempts=3, error="RuntimeError: boom")
+    return job
+
+
+def _login(client, user):
+    client.force_login(user)
+    return client
+
+
+def test_staff_see_jobs_and_sessions_and_retry_failed_jobs(client, tenant_a, failed_job, django_capture_on_commit_callbacks):
+    _login(client, tenant_a.admin)
+    listing = client.get("/admin/extraction/extractionjob/?status__exact=failed")
+    assert listing.status_code == 200 and str(failed_job.session.external_id) in listing.content.decode()
+    session_page = client.get(f"/admin/conversations/session/{failed_job.session_id}/change/")
+    assert session_page.status_code == 200 and "I live in Paris" in session_page.content.decode()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(
+            "/admin/extraction/extractionjob/",
+            {"action": "retry_failed", "_selected_action": [str(failed_job.pk)]},
+            follow=True,
+        )
+    assert response.status_code == 200 and "Retried 1 job(s)." in response.content.decode()
+    failed_job.refresh_from_db()
+    assert (failed_job.status, failed_job.attempts, failed_job.trigger) == ("queued", 0, "retry")
+    assert len(callbacks) == 1  # enqueued on commit
+
+
+def test_reviewers_cannot_retry_and_outsiders_see_nothing(client, tenant_a, tenant_b, failed_job):
+    _login(client, tenant_a.reviewer)
+    client.post("/admin/extraction/extractionjob/", {"action": "retry_failed", "_selected_action": [str(failed_job.pk)]})
+    failed_job.refresh_from_db()
+    assert failed_job.status == "failed"
+    _login(client, tenant_b.admin)
+    listing = client.get("/admin/extraction/extractionjob/")
+    assert listing.status_code == 200 and str(failed_job.pk) not in listing.content.decode()
+    assert client.get(f"/admin/conversations/session/{failed_job.session_id}/change/").status_code == 302
+    assert get_user_model().objects.filter(is_superuser=True).count() == 0

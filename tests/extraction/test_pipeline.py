@@ -1,0 +1,135 @@
+"""The whole path in one process: messages -> job on commit -> rules extractor -> consolidation -> search.
+
+django-q2 runs the task synchronously here (EXTRACTION_RUN_INLINE); tests/extraction/test_worker_integration.py
+drives the same path through a real qcluster process.
+"""
+
+import pytest
+
+from apps.conversations.models import Session
+from apps.extraction.models import ExtractionJob
+from apps.memories.models import Memory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MESSAGES = "/api/v1/stores/main/sessions/chat-1/messages"
+
+
+@pytest.fixture(autouse=True)
+def inline_extraction(settings):
+    settings.EXTRACTION_RUN_INLINE = True
+
+
+def _say(client, *texts, role="user", run_id="r1", start=0):
+    messages = [{"role": role, "content": text, "seq": start + i} for i, text in enumerate(texts)]
+    response = client.post(MESSAGES, {"user_id": "alice", "run_id": run_id, "messages": messages}, format="json")
+    assert response.status_code == 202, response.content
+    return response.json()
+
+
+def _active(store):
+    return sorted(Memory.objects.filter(store=store, status="active").values_list("content", flat=True))
+
+
+def test_messages_become_searchable_memories(tenant_a):
+    client = tenant_a.client("write")
+    body = _say(client, "My name is Alice and I work as a software engineer at TechCorp")
+    assert body["extraction_job"]
+    _say(client, "I prefer practical examples over theoretical explanations", start=1)
+    facts = _active(tenant_a.store)
+    assert any("TechCorp" in fact for fact in facts)
+    assert any("Alice" in fact and "name" in fact for fact in facts)
+    assert any("prefers practical examples" in fact for fact in facts)
+    hits = client.post("/api/v1/stores/main/search", {"query": "where does Alice work", "user_id": "alice"},
+                       format="json").json()["results"]
+    assert any("TechCorp" in hit["memory"]["content"] for hit in hits)
+    session = Session.objects.get()
+    assert session.extracted_seq == session.last_seq == 2
+    assert set(ExtractionJob.objects.values_list("status", flat=True)) == {"succeeded"}
+
+
+def test_small_talk_extracts_nothing_and_moves_the_high_water_mark(tenant_a):
+    _say(tenant_a.client("write"), "ok", "thanks!")
+    assert Memory.objects.count() == 0
+    session = Session.objects.get()
+    assert session.extracted_seq == 2
+    assert ExtractionJob.objects.get().status == "succeeded"
+
+
+def test_a_moved_user_supersedes_the_old_city(tenant_a):
+    client = tenant_a.client("write")
+    _say(client, "I live in Paris")
+    _say(client, "I moved to Berlin last month", start=1)
+    memories = {m.content: m for m in Memory.objects.all()}
+    paris = next(m for content, m in memories.items() if "Paris" in content)
+    berlin = next(m for content, m in memories.items() if "Berlin" in content)
+    assert paris.status == "superseded" and paris.superseded_by_id == berlin.pk and berlin.status == "active"
+
+
+def test_retried_batches_extract_each_fact_once(tenant_a):
+    client = tenant_a.client("write")
+    _say(client, "My email is alice@example.com")
+    _say(client, "My email is alice@example.com", "I live in Paris")  # a client retry plus one new message
+    emails = Memory.objects.filter(content__icontains="alice@example.com")
+    assert emails.count() == 1 and emails.get().metadata.get("pii") is True
+    assert Session.objects.get().message_count == 2
+
+
+def test_flush_extracts_the_tail_and_reports_changes(tenant_a):
+    client = tenant_a.client("admin")
+    client.patch("/api/v1/stores/main", {"extraction_config": {"every_n_turns": 5}}, format="json")
+    _say(client, "I live in Lisbon", "My favourite colour is green")
+    assert Memory.objects.count() == 0  # trigger not due yet
+    response = client.post("/api/v1/stores/main/sessions/chat-1/flush?wait=5")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["complete"] is True and body["session"]["extracted_seq"] == 2
+    assert [job["status"] for job in body["jobs"]] == ["succeeded"]
+    assert body["jobs"][0]["trigger"] == "flush" and body["jobs"][0]["added"] >= 2
+    assert {change["action"] for change in body["changes"]} == {"create"}
+    assert any("Lisbon" in change["content"] for change in body["changes"])
+    again = client.post("/api/v1/stores/main/sessions/chat-1/flush?wait=1").json()
+    assert again["complete"] is True and again["jobs"] == []
+
+
+@pytest.mark.parametrize("wait", ["-1", "61", "nan", "soon"])
+def test_flush_rejects_bad_wait(tenant_a, wait):
+    _say(tenant_a.client("write"), "hello")
+    response = tenant_a.client("write").post(f"/api/v1/stores/main/sessions/chat-1/flush?wait={wait}")
+    assert response.status_code == 400 and "wait" in response.json()["error"]["details"]
+
+
+def test_review_policy_keeps_extracted_memories_out_of_search(tenant_a):
+    client = tenant_a.client("admin")
+    client.patch("/api/v1/stores/main", {"review_policy": "review"}, format="json")
+    _say(client, "I live in Madrid")
+    memory = Memory.objects.get()
+    assert memory.status == "pending_review" and memory.source == "extraction"
+    hits = client.post("/api/v1/stores/main/search", {"query": "Madrid"}, format="json").json()["results"]
+    assert hits == []
+
+
+def test_job_endpoints(tenant_a, tenant_b):
+    _say(tenant_a.client("write"), "I live in Oslo")
+    job = ExtractionJob.objects.get()
+    reader = tenant_a.client("read")
+    listed = reader.get("/api/v1/jobs?status=succeeded").json()["results"]
+    assert [item["id"] for item in listed] == [str(job.pk)]
+    detail = reader.get(f"/api/v1/jobs/{job.pk}").json()
+    assert detail["session_id"] == "chat-1" and detail["status"] == "succeeded" and detail["added"] == 1
+    assert tenant_b.client("read").get(f"/api/v1/jobs/{job.pk}").status_code == 404
+    conflict = tenant_a.client("write").post(f"/api/v1/jobs/{job.pk}/retry")
+    assert conflict.status_code == 409 and conflict.json()["error"]["code"] == "job_not_failed"
+
+
+def test_store_extraction_config_is_validated(tenant_a):
+    client = tenant_a.client("admin")
+    for bad in ({"extractor": "magic"}, {"every_n_turns": 0}, {"idle_seconds": -5}, {"enabled": "yes"}, {"bogus": 1}):
+        response = client.patch("/api/v1/stores/main", {"extraction_config": bad}, format="json")
+        assert response.status_code == 400, (bad, response.content)
+    ok = client.patch("/api/v1/stores/main", {"extraction_config": {"extractor": "llm", "idle_seconds": 60}},
+                      format="json")
+    assert ok.status_code == 200
+    assert ok.json()["extraction_config"] == {
+        "enabled": True, "extractor": "llm", "every_n_turns": 1, "idle_seconds": 60, "on_session_end": True,
+    }
