@@ -1,0 +1,16 @@
+"""RulesExtractor: offline, deterministic English pattern extraction (the extractor contract in extractors.base).
+
+From USER messages it reads durable facts about the user: name, job and employer, location, attributes (allergies,
+diet, age, birthday, languages, family), contact details (marked PII), order/ticket/transaction identifiers,
+"remember that ..." requests, plans with dates, preferences, and retractions ("forget my phone number",
+"I no longer live in Paris"). From ASSISTANT, SYSTEM and TOOL messages it reads support outcomes (tickets opened,
+refunds issued, replacements sent, "Issue: / Resolution:" lines) and identifiers. Small talk, questions and
+hypotheticals produce nothing. Facts are written in the third person with the user's name when known.
+
+Modules: text (splitting, fillers), person (third-person rewriting), dates, lexicon (word lists), facts (user
+statements), commands (remember/forget/retractions), support (identifiers, contacts, outcomes), extractor.
+"""
+
+from apps.extraction.extractors.rules.extractor import RulesExtractor
+
+__all__ = ["RulesExtractor"]

@@ -1,0 +1,216 @@
+"""What the user asks of the memory itself: "remember that ...", "forget my phone number", "I no longer live in X".
+
+Commands are read per sentence before the question filter, so "Can you remember that my son is allergic to
+nuts?" still counts. Retractions become `action="delete"` candidates keyed by subject; the extractor later
+pins them to a matching existing memory when it can.
+"""
+
+import re
+from collections.abc import Callable
+
+from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules import lexicon
+from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.dates import find_dates
+from apps.extraction.extractors.rules.facts import org_value, place_value
+from apps.extraction.extractors.rules.person import rewrite_first_person
+from apps.extraction.extractors.rules.preferences import object_key
+from apps.extraction.extractors.rules.support import EMAIL, PHONE, identifiers
+from apps.extraction.extractors.rules.text import MAX_CLAUSE_CHARS, Clause, split_clauses, strip_filler
+
+_POLITE = r"^(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?(?:also\s+)?(?:please\s+)?"
+_REMEMBER = re.compile(
+    _POLITE + r"(?P<verb>remember|memori[sz]e|keep\s+in\s+mind|bear\s+in\s+mind|don't\s+forget|do\s+not\s+forget"
+    r"|never\s+forget|make\s+a\s+note|take\s+note|note|save|store)\b(?:\s+(?:of|that|this|the\s+fact\s+that))?"
+    r"(?:\s*[:,-]\s*|\s+)(?P<body>.+)$",
+    re.I,
+)
+_REMEMBER_REJECT = re.compile(r"^(?:me|it|this|that|when|what|how|who|where|why|which|everything|anything|us)\b", re.I)
+_FORGET = re.compile(
+    _POLITE + r"(?:forget|delete|remove|erase|wipe|clear|drop|discard|stop\s+remembering)\s+(?:about\s+)?(?P<what>.+)$",
+    re.I,
+)
+_TRAILING_POLITENESS = re.compile(r"(?:,?\s+(?:please|thanks|thank\s+you|for\s+me|now|too|as\s+well))+$", re.I)
+_FORGET_STATEMENT = re.compile(r"^(?:(?:that|about)\s+)?(?:I\s+(?:said|told\s+you|mentioned)\s+(?:that\s+)?)?"
+                               r"(?=(?:I|I'm|I've)\b|my\s+[\w' -]+?\s+(?:is|are)\b)", re.I)
+_HAS_VERB = re.compile(r"^(?:I|we|you)\b|\b(?:is|are|was|were|am|be|been|has|have|had|will|would|can|could|do|does"
+                       r"|did|need|needs|want|wants|likes?|loves?|hates?|lives?|works?|goes|starts?|ends?)\b"
+                       r"|'s\s+(?!name\b)\w|'re\b|'m\b|'ll\b|'ve\b", re.I)
+_FORGET_SUBJECT = re.compile(r"^(?:my|the|our)\s+(?:old\s+|current\s+|previous\s+|saved\s+)?(?P<noun>[\w -]+?)\s*$",
+                             re.I)
+_FORGET_WHERE = re.compile(r"^where\s+I\s+(?P<verb>live|'m\s+from|am\s+from|work)\b", re.I)
+_FORGET_PREFERENCE = re.compile(r"^(?:my|the)\s+preference\s+(?:for|about|on)\s+(?P<obj2>.+)$", re.I)
+
+
+def sentence_command(sentence: str, ctx: RuleContext,
+                     clause_rules: Callable[[Clause, RuleContext], list[Candidate]]) -> list[Candidate] | None:
+    """Candidates for a remember/forget command, or None when the sentence is not one."""
+    text = strip_filler(sentence).rstrip(" .!?")
+    if match := _FORGET.match(text):
+        return _forget(_TRAILING_POLITENESS.sub("", match.group("what").strip()), ctx, clause_rules)
+    match = _REMEMBER.match(text)
+    if not match or _REMEMBER_REJECT.match(match.group("body")) or len(match.group("body").split()) < 2:
+        return None
+    verb = match.group("verb").lower()
+    if verb in ("save", "store", "note") and not re.match(r"^(?:that\b|[:,-])", text[match.end("verb"):].strip()):
+        return None  # "save the file", "note the time" are not memory requests; "note that ..." / "save: ..." are
+    confidence = 0.85 if verb in ("note", "take note", "make a note", "save", "store") else 0.95
+    return _remember(match.group("body"), ctx, clause_rules, confidence)
+
+
+def remember_body(sentence: str) -> str | None:
+    """What a "remember that ..." sentence asks to remember, or None."""
+    match = _REMEMBER.match(strip_filler(sentence).rstrip(" .!?"))
+    return match.group("body") if match else None
+
+
+def _remember(body: str, ctx: RuleContext, clause_rules, confidence: float) -> list[Candidate]:
+    person = ctx.person
+    if body.lower().startswith("to "):
+        content = person.sentence(f"asked the assistant to remember {rewrite_first_person(body, person, named=True)}")
+        return [ctx.candidate(content, confidence=confidence - 0.1, rule="explicit.remember_to",
+                              tags=("explicit", "task"))]
+    found = []
+    for clause in split_clauses(body):
+        plain = Clause(text=clause.text, question=False, uncertain=clause.uncertain, hedged=clause.hedged)
+        structured = [] if plain.uncertain else clause_rules(plain, ctx)
+        if structured:
+            for candidate in structured:
+                candidate.confidence = max(candidate.confidence, confidence)
+                candidate.tags = sorted({*candidate.tags, "explicit"})
+            found += structured
+            continue
+        if not _HAS_VERB.search(clause.text) or len(clause.text) > MAX_CLAUSE_CHARS:
+            continue  # "Can you remember my order number?" names a thing, it states nothing
+        rewritten = rewrite_first_person(clause.text, person)
+        about_user = rewritten != clause.text or bool(re.match(r"^(?:I|my|me)\b", clause.text, re.I))
+        content = rewritten if about_user else person.sentence(f"asked to remember that {clause.text}")
+        dates = find_dates(clause.text, ctx.reference)
+        found.append(ctx.candidate(content, memory_type="episode" if dates else "fact", confidence=confidence,
+                                   rule="explicit.remember", tags=("explicit",),
+                                   metadata=dates[0].metadata() if dates else {}))
+    return found
+
+
+def _forget(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
+    person = ctx.person
+    statement = _FORGET_STATEMENT.match(what)
+    if statement:  # "forget that I live in Berlin": retract whatever that statement would have stored
+        inner = what[statement.end():]
+        stated = clause_rules(Clause(text=inner, question=False, uncertain=False, hedged=False), ctx)
+        rest = f"asked to forget that {rewrite_first_person(inner, person, named=True)}"
+        deletes = [_delete(ctx, candidate.subject, rest, "retract.forget", value=candidate.metadata.get("value"))
+                   for candidate in stated if candidate.subject and candidate.action == "add"]
+        if deletes:
+            return deletes
+    if match := _FORGET_PREFERENCE.match(what):
+        key = object_key(match.group("obj2"))
+        return [_delete(ctx, f"preference:{key}", f"asked to forget their preference for {match.group('obj2')}",
+                        "retract.forget", value=key)] if key else []
+    ids = identifiers(what, ctx)
+    if ids:  # "forget order #12345"
+        return [_delete(ctx, candidate.subject, f"asked to forget {candidate.content.split(' has ', 1)[-1]}",
+                        "retract.forget", value=candidate.metadata["identifier"]) for candidate in ids]
+    if match := _FORGET_WHERE.match(what):
+        subject = "employer" if match.group("verb").lower() == "work" else "location"
+        label = lexicon.SUBJECT_LABELS[subject]
+        return [_delete(ctx, subject, f"asked to forget their {label}", "retract.forget")]
+    if match := _FORGET_SUBJECT.match(what):
+        noun = " ".join(match.group("noun").lower().split())
+        subject = lexicon.SUBJECT_NOUNS.get(noun)
+        if subject:
+            return [_delete(ctx, subject, f"asked to forget their {lexicon.SUBJECT_LABELS[subject]}",
+                            "retract.forget")]
+    return []  # "forget it", "delete my account": not a memory we can name
+
+
+def _delete(ctx: RuleContext, subject: str, rest: str, rule: str, value: str | None = None,
+            confidence: float = 0.9) -> Candidate:
+    metadata = {"value": value} if value else {}
+    return ctx.candidate(ctx.person.sentence(rest), confidence=confidence, rule=rule, subject=subject,
+                         tags=("retraction",), metadata=metadata, action="delete")
+
+
+# --- Retractions stated in passing ("I don't work at TechCorp anymore") -----------------------------------
+_ANYMORE = r"(?:\s+(?:any\s?more|any\s+longer))"
+_NO_LONGER_LIVE = re.compile(
+    # "I don't live in a big city" is a plain negation; only "no longer" / "anymore" take a fact back.
+    rf"^(?:I|we)\s+no\s+longer\s+live\s+in\s+(?P<value>.+?){_ANYMORE}?$"
+    rf"|^(?:I|we)\s+(?:don't|do\s+not)\s+live\s+in\s+(?P<v1>.+?){_ANYMORE}$"
+    rf"|^I(?:'m|\s+am)\s+no\s+longer\s+(?:living|based|located)\s+in\s+(?P<v2>.+)$"
+    rf"|^I(?:'m|\s+am)\s+not\s+(?:living|based|located)\s+in\s+(?P<v3>.+?){_ANYMORE}$"
+    rf"|^(?:I|we)(?:'ve|\s+have)?(?:\s+just)?\s+moved\s+(?:away\s+from|out\s+of)\s+(?P<v4>.+)$",
+    re.I,
+)
+_NO_LONGER_WORK = re.compile(
+    rf"^I\s+no\s+longer\s+work\s+(?:at|for)\s+(?P<value>.+?){_ANYMORE}?$"
+    rf"|^I\s+(?:don't|do\s+not)\s+work\s+(?:at|for)\s+(?P<v1>.+?){_ANYMORE}$"
+    rf"|^I(?:'m|\s+am)\s+no\s+longer\s+(?:working\s+(?:at|for)|employed\s+(?:at|by)|with)\s+(?P<v2>.+)$"
+    rf"|^I(?:'m|\s+am)\s+not\s+(?:working\s+(?:at|for)|employed\s+(?:at|by)|with)\s+(?P<v3>.+?){_ANYMORE}$",
+    re.I,
+)
+_LEFT_JOB = re.compile(
+    r"^I(?:'ve|\s+have)?(?:\s+just|\s+recently|\s+finally)?\s+(?:quit|left|lost)\s+my\s+job\b(?:\s+(?:at|with)\s+"
+    r"(?P<value>.+)|\s+(?:last|this|yesterday|recently|today|\w+\s+(?:days?|weeks?|months?|years?)\s+ago)\b.*)?$"
+    r"|^I(?:'ve|\s+have)?(?:\s+just|\s+recently)?\s+(?:got\s+|was\s+|been\s+)?(?:laid\s+off|fired|let\s+go)"
+    r"(?:\s+from\s+(?P<v2>.+))?$",
+    re.I,
+)
+_NO_LONGER_JOB = re.compile(rf"^I(?:'m|\s+am)\s+(?:no\s+longer\s+(?P<a1>an?|the)\s+(?P<value>.+?){_ANYMORE}?"
+                            rf"|not\s+(?P<a2>an?|the)\s+(?P<v2>.+?){_ANYMORE})$", re.I)
+_NO_LONGER_LIKE = re.compile(
+    rf"^I{ADV}\s+no\s+longer\s+(?:like|love|enjoy|prefer|hate|dislike|eat|drink|use)\s+(?P<value>.+)$"
+    r"|^I(?:'ve|\s+have)?\s+stopped\s+(?:liking|loving|enjoying|eating|drinking)\s+(?P<v2>.+)$"
+    r"|^I(?:'m|\s+am)\s+no\s+longer\s+(?:a\s+(?:big\s+)?fan\s+of|into)\s+(?P<v3>.+)$",
+    re.I,
+)
+_NO_LONGER_DIET = re.compile(rf"^I(?:'m|\s+am)\s+(?:no\s+longer\s+(?:an?\s+)?(?P<value>{'|'.join(lexicon.DIETS)})"
+                             rf"|not\s+(?:an?\s+)?(?P<v2>{'|'.join(lexicon.DIETS)}){_ANYMORE})$", re.I)
+_CONTACT_GONE = re.compile(
+    r"^(?:my|this|that)\s+(?:old\s+)?(?P<noun>email(?:\s+address)?|(?:phone|mobile|cell)(?:\s+number)?|number)"
+    r"(?:\s+\S+@\S+|\s+[+\d][\d\s().-]+)?\s+(?:is\s+no\s+longer|isn't\s+\w+\s+any\s?more|is\s+not\s+\w+\s+any\s?more"
+    r"|doesn't\s+work\s+any\s?more|is\s+(?:out\s+of\s+date|outdated|wrong|invalid|disconnected))"
+    r"|^I\s+(?:no\s+longer|don't)\s+(?:use|have)\s+(?:that|this|my|the|a)\s+(?:old\s+)?(?P<noun2>email(?:\s+address)?"
+    r"|(?:phone|mobile|cell)(?:\s+number)?|number)",
+    re.I,
+)
+
+
+def _value(match: re.Match) -> str:
+    return next((value for key, value in match.groupdict().items() if value and key.startswith("v")), "").strip()
+
+
+def clause_retraction(clause: Clause, ctx: RuleContext) -> list[Candidate]:
+    """Delete candidates for a clause that takes back an earlier fact; [] when it does not."""
+    text, person = clause.text, ctx.person
+    if clause.question or clause.uncertain:
+        return []
+    if (match := _NO_LONGER_LIVE.match(text)) and (place := place_value(_value(match))):
+        return [_delete(ctx, "location", f"no longer lives in {place}", "retract.location", value=place)]
+    if (match := _NO_LONGER_WORK.match(text)) and (org := org_value(_value(match))):
+        return [_delete(ctx, "employer", f"no longer works at {org}", "retract.employer", value=org)]
+    if match := _LEFT_JOB.match(text):
+        org = org_value(_value(match)) if _value(match) else None
+        rest = f"no longer works at {org}" if org else "left their job"
+        return [_delete(ctx, "employer", rest, "retract.employer", value=org),
+                _delete(ctx, "job_title", "no longer has their previous job title", "retract.job_title",
+                        confidence=0.8)]
+    if match := _NO_LONGER_DIET.match(text):
+        return [_delete(ctx, "diet", f"is no longer {_value(match).lower()}", "retract.diet", value=_value(match))]
+    match = _NO_LONGER_JOB.match(text)
+    if match and (job := _value(match)) and job.split()[-1].lower() in lexicon.JOB_HEADS:
+        article = match.group("a1") or match.group("a2")
+        return [_delete(ctx, "job_title", f"is no longer {article} {job}", "retract.job_title", value=job)]
+    if (match := _NO_LONGER_LIKE.match(text)) and (key := object_key(_value(match))):
+        content = rewrite_first_person(text, person)
+        return [ctx.candidate(content, confidence=0.85, rule="retract.preference", subject=f"preference:{key}",
+                              tags=("retraction", "preference"), metadata={"value": key}, action="delete")]
+    if match := _CONTACT_GONE.match(text):
+        noun = (match.group("noun") or match.group("noun2")).lower()
+        subject = "email" if noun.startswith("email") else "phone"
+        value = (EMAIL if subject == "email" else PHONE).search(text)
+        rest = f"no longer uses {value.group(0) if value else 'their ' + lexicon.SUBJECT_LABELS[subject]}"
+        return [_delete(ctx, subject, rest, "retract.contact", value=value.group(0) if value else None,
+                        confidence=0.85)]
+    return []

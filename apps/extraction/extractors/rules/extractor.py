@@ -1,0 +1,206 @@
+"""RulesExtractor.extract: parse each message once, run the rules for its role, then merge and order candidates."""
+
+import dataclasses
+import re
+from dataclasses import dataclass
+
+from apps.extraction.extractors.base import Candidate, ConversationMessage, ExistingMemory
+from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
+from apps.extraction.extractors.rules.person import Person
+from apps.extraction.extractors.rules.plans import PLAN_RULES
+from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
+from apps.extraction.extractors.rules.support import contacts, identifiers, key_value_line, outcomes, record_name
+from apps.extraction.extractors.rules.text import (
+    MAX_CLAUSE_CHARS,
+    Clause,
+    normalise_text,
+    split_clauses,
+    split_sentences,
+)
+from apps.memories.normalise import normalise_content
+
+AGENT_ROLES = ("assistant", "system", "tool")
+# Tried in order on each user clause; the first that recognises the clause wins.
+USER_FACT_RULES = IDENTITY_RULES + PLAN_RULES + PREFERENCE_RULES
+_BULLET = re.compile(r"^\s*(?:[-*\u2022>]+|\d{1,2}[.)])\s+")
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    text: str
+    clauses: list[Clause]
+
+
+@dataclass(frozen=True)
+class _Line:
+    text: str
+    sentences: list[_Sentence]
+
+
+@dataclass(frozen=True)
+class _Message:
+    message: ConversationMessage
+    lines: list[_Line]
+
+
+class RulesExtractor:
+    """Offline, deterministic English pattern extraction (see the package docstring for what it reads)."""
+
+    name = "rules"
+
+    def extract(
+        self, *, messages: list[ConversationMessage], existing: list[ExistingMemory], user_name: str | None = None
+    ) -> list[Candidate]:
+        parsed = [_parse(message) for message in messages
+                  if (message.role == "user" or message.role in AGENT_ROLES) and message.text and message.text.strip()]
+        person = Person((user_name or "").strip() or _stated_name(parsed))
+        candidates: list[Candidate] = []
+        for item in parsed:
+            candidates += _message_candidates(item, person)
+        return _pin_retractions(_origin_beside_home(_merge_duplicates(candidates)), existing)
+
+
+def _parse(message: ConversationMessage) -> _Message:
+    lines = []
+    for line in normalise_text(message.text).split("\n"):
+        line = _BULLET.sub("", line)
+        if line.strip():
+            sentences = [_Sentence(text=sentence, clauses=split_clauses(sentence))
+                         for sentence in split_sentences(line)]
+            lines.append(_Line(text=line.strip(), sentences=sentences))
+    return _Message(message=message, lines=lines)
+
+
+def _stated_name(parsed: list[_Message]) -> str | None:
+    """The last name the user gives in this batch ("My name is Alice"), used for third-person facts."""
+    name = None
+    for item in parsed:
+        role = item.message.role
+        opening = True
+        for line in item.lines:
+            if role in ("system", "tool"):
+                name = record_name(line.text) or name
+                continue
+            if role != "user":
+                continue
+            for sentence in line.sentences:
+                body = remember_body(sentence.text)
+                clauses = split_clauses(body) if body else sentence.clauses
+                for clause in clauses:
+                    if not clause.question and not clause.uncertain:
+                        found = stated_name(clause.text, opening=opening)
+                        name = found[0] if found else name
+                opening = opening and not sentence.clauses  # a bare greeting keeps the next sentence opening
+    return name
+
+
+def _message_candidates(item: _Message, person: Person) -> list[Candidate]:
+    message = item.message
+    base = RuleContext(seq=message.seq, role=message.role, person=person,
+                       reference=message.created_at.date() if message.created_at else None)
+    found: list[Candidate] = []
+    opening = True
+    for line in item.lines:
+        labelled = key_value_line(line.text, base)
+        if labelled is not None:
+            found += labelled + identifiers(line.text, base, confidence=0.85)
+            opening = False
+            continue
+        for sentence in line.sentences:
+            ctx = dataclasses.replace(base, opening=opening)
+            opening = opening and not sentence.clauses
+            if message.role == "user":
+                found += _user_sentence(sentence, ctx)
+            else:
+                for clause in sentence.clauses:
+                    found += outcomes(clause, ctx) + identifiers(clause.text, ctx, confidence=0.85)
+    return found
+
+
+def _user_sentence(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
+    command = sentence_command(sentence.text, ctx, _user_clause)
+    if command is not None:
+        return command
+    found = []
+    for clause in sentence.clauses:
+        found += _user_clause(clause, dataclasses.replace(ctx, hedged=clause.hedged))
+    return found
+
+
+def _user_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
+    """The facts in one user clause. Identifiers count even in questions ("Where is order #123?")."""
+    ids = identifiers(clause.text, ctx)
+    if len(clause.text) > MAX_CLAUSE_CHARS:
+        return ids + contacts(clause, ctx)
+    retracted = clause_retraction(clause, ctx)
+    if retracted:
+        return retracted + ids  # "My email is no longer a@b.com" retracts the address, it does not state it
+    incidental = ids + contacts(clause, ctx)
+    if clause.question or clause.uncertain:
+        return incidental
+    for rule in USER_FACT_RULES:
+        stated = rule(ctx, clause.text)
+        if stated:
+            return stated + incidental
+    return incidental
+
+
+def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
+    """The same statement made twice in a batch is one candidate citing both messages."""
+    merged: list[Candidate] = []
+    seen: dict[tuple, Candidate] = {}
+    for candidate in candidates:
+        key = (candidate.action, candidate.subject, candidate.target_memory_id, normalise_content(candidate.content))
+        kept = seen.get(key)
+        if kept is None:
+            seen[key] = candidate
+            merged.append(candidate)
+            continue
+        kept.source_seqs = sorted({*kept.source_seqs, *candidate.source_seqs})
+        kept.confidence = max(kept.confidence, candidate.confidence)
+        kept.tags = kept.tags + [tag for tag in candidate.tags if tag not in kept.tags]
+        kept.metadata = {**candidate.metadata, **kept.metadata}
+    return merged
+
+
+def _origin_beside_home(candidates: list[Candidate]) -> list[Candidate]:
+    """"I'm from Lyon" is the user's location unless the same batch also says where they live now."""
+    lives = any(candidate.subject == "location" and candidate.action == "add"
+                and candidate.metadata["rule"] != "identity.location.from" for candidate in candidates)
+    if lives:
+        for candidate in candidates:
+            if candidate.metadata["rule"] == "identity.location.from":
+                candidate.subject = "hometown"
+    return candidates
+
+
+def _pin_retractions(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
+    """Point value-specific retractions ("I no longer live in Paris") at the memory they retract.
+
+    A matching existing memory becomes the target. When the user's existing memories on that subject hold a
+    different value, there is nothing to retract and the delete is dropped. Without any such memory the delete
+    stays subject-wide, and moves ahead of a new value given earlier in the batch ("I moved to Berlin, I no
+    longer live in Paris") so that consolidation does not invalidate the new value.
+    """
+    result: list[Candidate] = []
+    for candidate in candidates:
+        value = candidate.metadata.get("value")
+        if candidate.action != "delete" or not value or candidate.target_memory_id:
+            result.append(candidate)
+            continue
+        same_subject = [memory for memory in existing if memory.subject == candidate.subject]
+        matching = [memory for memory in same_subject if value.casefold() in memory.content.casefold()]
+        if matching:
+            result += [dataclasses.replace(candidate, target_memory_id=memory.id, tags=list(candidate.tags),
+                                           metadata=dict(candidate.metadata), source_seqs=list(candidate.source_seqs))
+                       for memory in matching]
+            continue
+        if same_subject:
+            continue
+        position = next((index for index, earlier in enumerate(result)
+                         if earlier.action == "add" and earlier.subject == candidate.subject
+                         and str(earlier.metadata.get("value", "")).casefold() != value.casefold()), len(result))
+        result.insert(position, candidate)
+    return result

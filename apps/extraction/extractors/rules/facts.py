@@ -1,0 +1,372 @@
+"""Durable facts a user states about themselves: name, work, home and attributes (health, age, family ...).
+
+Every pattern is anchored at the start of a clause (after fillers like "Oh, btw,"), so "My sister lives in
+Rome" or "Do I like tea?" never reads as a statement about the user.
+"""
+
+import re
+
+from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules import lexicon
+from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.dates import find_dates
+from apps.extraction.extractors.rules.person import rewrite_first_person
+from apps.extraction.extractors.rules.text import cut_value, normalise_key
+
+_AM = r"(?:'m|\s+am)"
+
+# --- Names ---------------------------------------------------------------------------------------------
+_NAME = re.compile(
+    r"^(?:my\s+(?:full\s+|first\s+|real\s+|given\s+)?name(?:'s|\s+is|\s*:)|name's|name\s*:|I(?:'m|\s+am)\s+called"
+    r"|I\s+go\s+by|(?:you\s+can\s+|please\s+|just\s+)*call\s+me|(?P<opening>this\s+is))\s+(?P<value>.+)$",
+    re.I,
+)
+_IM_NAME = re.compile(r"^I(?:'m| am) (?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)(?P<rest>(?: here| from .*|,.*)?)$")
+_NAME_HERE = re.compile(r"^(?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?) (?:here|speaking)$")
+_APPOSITIVE = re.compile(r"^,\s+(?P<role>(?:an?|the)\s+.+?)(?:\s+from\s+(?P<place>.+))?$", re.I)
+_NAME_WORD = re.compile(r"[^\W\d_][\w'.-]*")
+_NAME_FILLERS = frozenset("actually really just simply".split())
+
+
+def stated_name(text: str, *, opening: bool) -> tuple[str, str, float] | None:
+    """(name, subject, confidence) when the clause states the user's name."""
+    match = _NAME.match(text)
+    if match:
+        if match.group("opening") and not opening:
+            return None
+        words = match.group("value").split()
+        while words and words[0].lower() in _NAME_FILLERS:
+            words.pop(0)
+        value = cut_value(" ".join(words), lexicon.NAME_BREAKS, max_words=3)
+        if not _plausible_name(value, strict=bool(match.group("opening"))):
+            return None
+        lowered = text[:match.start("value")].lower()
+        subject = "preferred_name" if ("call me" in lowered or "go by" in lowered) else "name"
+        if subject == "preferred_name" and not _plausible_name(value, strict=True):
+            return None
+        return value, subject, 0.7 if match.group("opening") else 0.95 if subject == "name" else 0.85
+    match = _IM_NAME.match(text) or (_NAME_HERE.match(text) if opening else None)
+    if match and _plausible_name(match.group("value"), strict=True):
+        return match.group("value"), "name", 0.75 if opening else 0.6
+    return None
+
+
+def _plausible_name(value: str, *, strict: bool) -> bool:
+    words = value.split()
+    if not words or not all(_NAME_WORD.fullmatch(word) for word in words):
+        return False
+    if words[0].lower() in lexicon.NOT_NAMES or words[0].lower() in ("not", "none", "unknown", "secret", "private"):
+        return False
+    return not strict or all(word[0].isupper() and word.lower() not in lexicon.NOT_NAMES for word in words)
+
+
+def _name(ctx: RuleContext, text: str) -> list[Candidate]:
+    found = stated_name(text, opening=ctx.opening)
+    if not found:
+        return []
+    value, subject, confidence = found
+    content = (f"The user's name is {value}" if subject == "name"
+               else f"The user prefers to be called {value}")
+    named = [ctx.candidate(content, confidence=confidence, rule=f"identity.{subject}", subject=subject,
+                           tags=("identity",), metadata={"value": value})]
+    appositive = _APPOSITIVE.match(text[text.find(value) + len(value):])
+    if appositive:  # "I'm Tom, a freelance designer from Manchester"
+        named += _work(ctx, f"I'm {appositive.group('role')}")
+        if appositive.group("place"):
+            named += _home(ctx, f"I'm from {appositive.group('place')}")
+    return named
+
+
+# --- Work ------------------------------------------------------------------------------------------------
+_WORK = re.compile(
+    rf"^I(?:'m|\s+am|'ve\s+been|\s+have\s+been)?{ADV}\s+(?:work(?:ing)?|employed)(?:\s+(?:remotely|full[- ]time"
+    rf"|part[- ]time|freelance))?\s+(?P<rest>(?:as|at|for|by)\s+.+)$",
+    re.I,
+)
+_WORK_IN = re.compile(rf"^I{ADV}\s+work\s+in\s+(?P<field>[\w -]+?)(?:\s+(?:now|these\s+days))?$", re.I)
+_IM_A = re.compile(rf"^I{_AM}(?:\s+(?:now|currently|also|actually|just|still))*\s+(?P<article>an?|the)\s+(?P<rest>.+)$",
+                   re.I)
+_JOB_STATE = re.compile(rf"^I{_AM}(?:\s+(?:now|currently|also|happily))*\s+(?P<state>retired|self-employed|unemployed"
+                        r"|freelanc(?:e|ing))$", re.I)
+_MY_JOB = re.compile(r"^my\s+(?:current\s+|new\s+)?(?:job(?:\s+title)?|role|title|position|profession|occupation)"
+                     r"\s+is\s+(?:as\s+)?(?P<job>.+)$", re.I)
+_MY_EMPLOYER = re.compile(r"^my\s+(?:current\s+|new\s+)?(?:employer|company)\s+is\s+(?:called\s+)?(?P<org>.+)$", re.I)
+_STARTED_AT = re.compile(r"^I(?:'ve|\s+have)?(?:\s+(?:just|recently|finally))*\s+(?:started|joined|accepted)"
+                         r"\s+(?:a\s+)?(?:new\s+)?(?:job|position|role)\s+(?:at|with)\s+(?P<org>.+)$", re.I)
+_JOINED = re.compile(r"^I(?:'ve| have)?(?: (?:just|recently|finally))* joined (?P<org>[A-Z].+)$")
+_JOB_STOPS = frozenset("at for with in and but since because where who which so now currently until on from by i "
+                       "here there today".split())
+_ORG_STOPS = frozenset("as and but since for in on where which who because now currently doing with until from to so i "
+                       "remotely part-time full-time last next this ago anymore these nowadays today".split())
+_NOT_ORGS = frozenset(["home", "night", "nights", "weekends", "the weekend", "the moment", "myself", "it", "this",
+                       "that", "least", "once", "times", "my desk", "the office", "a desk", "work", "all"])
+_NOT_JOB_WORDS = frozenset("this that my your account order subscription card plan app website".split())
+_NOT_JOB_OPENERS = frozenset("only one first last best worst main same new bit little".split())
+_OF_ORG_HEADS = frozenset("ceo cto cfo coo cio founder co-founder owner president director head vp chair".split())
+
+
+def org_value(raw: str) -> str | None:
+    org = cut_value(raw, _ORG_STOPS, max_words=6)
+    if not org or org.lower() in _NOT_ORGS or org.split()[0].lower() in lexicon.DEICTIC_OBJECTS:
+        return None
+    return org
+
+
+def _job(raw: str) -> str | None:
+    job = cut_value(raw, _JOB_STOPS, max_words=6)
+    first = job.split()[0].lower() if job else ""
+    if not job or first in lexicon.DEICTIC_OBJECTS or first in _NOT_JOB_OPENERS:
+        return None
+    # "the owner of this account", "an admin on my plan": a role in this conversation, not a job
+    return None if _NOT_JOB_WORDS.intersection(job.lower().split()) else job
+
+
+def _work_facts(ctx: RuleContext, job: str | None, org: str | None, org_verb: str, rule: str,
+                confidence: float, job_sentence: str | None = None) -> list[Candidate]:
+    found = []
+    person = ctx.person
+    if job:
+        head = job.split(" of ")[0].split()[-1].lower()
+        student = head in lexicon.STUDENT_HEADS
+        found.append(ctx.candidate(job_sentence or person.sentence(f"works as {_with_article(job)}"),
+                                   confidence=confidence, rule=f"{rule}.job", subject="job_title",
+                                   tags=("identity", "work"), metadata={"value": job}))
+        if org and student:
+            return found + [ctx.candidate(person.sentence(f"studies at {org}"), confidence=confidence,
+                                          rule=f"{rule}.school", subject="school", tags=("identity",),
+                                          metadata={"value": org})]
+    if org:
+        found.append(ctx.candidate(person.sentence(f"{org_verb} {org}"), confidence=confidence,
+                                   rule=f"{rule}.employer", subject="employer", tags=("identity", "work"),
+                                   metadata={"value": org}))
+    return found
+
+
+def _with_article(job: str) -> str:
+    first = job.split()[0].lower()
+    if first in ("a", "an", "the") or first.endswith("'s"):
+        return job
+    return f"{'an' if first[0] in 'aeiou' else 'a'} {job}"
+
+
+def _work(ctx: RuleContext, text: str) -> list[Candidate]:
+    person = ctx.person
+    match = _WORK_IN.match(text)
+    if match and match.group("field").lower() in lexicon.INDUSTRIES:
+        field = match.group("field")
+        return [ctx.candidate(person.sentence(f"works in {field}"), confidence=0.8, rule="identity.industry",
+                              subject="industry", tags=("identity", "work"), metadata={"value": field})]
+    match = _WORK.match(text)
+    if match:
+        rest, job, org, org_verb = match.group("rest"), None, None, "works at"
+        for part in re.split(r"\s+(?=(?:as|at|for|by)\s)", rest, flags=re.I):
+            word, _, value = part.partition(" ")
+            word = word.lower()
+            if word == "as" and not job:
+                job = _job(re.sub(r"^(?:an?|the)\s+", "", value, flags=re.I))
+            elif word in ("at", "for", "by") and not org:
+                org = org_value(value)
+                org_verb = {"at": "works at", "for": "works for", "by": "is employed by"}[word]
+        return _work_facts(ctx, job, org, org_verb, "identity.work", 0.9)
+    match = _JOB_STATE.match(text)
+    if match:
+        state = match.group("state").lower().replace("freelancing", "freelance")
+        return [ctx.candidate(person.sentence(f"is {state}"), confidence=0.85, rule="identity.job_state",
+                              subject="job_title", tags=("identity", "work"), metadata={"value": state})]
+    match = _IM_A.match(text)
+    if match:
+        return _im_a(ctx, match)
+    match = _MY_JOB.match(text)
+    if match and (job := _job(match.group("job"))):
+        return _work_facts(ctx, job, None, "", "identity.my_job", 0.9,
+                           job_sentence=f"{person.possessive} job is {job}")
+    match = _MY_EMPLOYER.match(text) or _STARTED_AT.match(text) or _JOINED.match(text)
+    if match and (org := org_value(match.group("org"))):
+        confidence = 0.75 if match.re is _JOINED else 0.9
+        return _work_facts(ctx, None, org, "works at", "identity.employer", confidence)
+    return []
+
+
+def _im_a(ctx: RuleContext, match: re.Match) -> list[Candidate]:
+    rest, article = match.group("rest"), match.group("article").lower()
+    org_match = re.search(r"\s(at|for|with)\s+(?P<org>.+)$", rest, re.I)
+    job = _job(rest)
+    if not job:
+        return []
+    org = org_value(org_match.group("org")) if org_match else None
+    if org and org_match.group(1).lower() == "with" and not org[0].isupper():
+        org = None  # "an engineer with 10 years of experience"
+    words = job.split(" of ")
+    if not org and len(words) == 2 and words[0].split()[-1].lower() in _OF_ORG_HEADS and words[1][:1].isupper():
+        job, org = words[0], words[1]  # "I'm the CEO of Acme"
+    head = job.split(" of ")[0].split()[-1].lower()
+    if head not in lexicon.JOB_HEADS and not org:
+        return []
+    sentence = ctx.person.sentence(f"is {article} {job}")
+    return _work_facts(ctx, job, org, "works at", "identity.role", 0.85 if org else 0.75, job_sentence=sentence)
+
+
+# --- Home ------------------------------------------------------------------------------------------------
+_LIVE = re.compile(rf"^(?P<subj>I|we)(?:'ve\s+been|\s+have\s+been|'re|\s+are|'m|\s+am)?{ADV}\s+(?:live|living|reside"
+                   r"|residing)\s+in\s+(?P<place>.+)$", re.I)
+_BASED = re.compile(rf"^I{_AM}{ADV}\s+(?P<verb>based|located)\s+(?:in|out\s+of)\s+(?P<place>.+)$", re.I)
+_FROM = re.compile(rf"^I(?:{_AM}|{ADV}\s+come){ADV}\s+from\s+(?P<place>.+)$", re.I)
+_MOVED = re.compile(rf"^(?P<subj>I|we)(?:'ve|\s+have|'d|\s+had)?{ADV}\s+(?:moved|relocated)\s+(?:back\s+)?to"
+                    r"\s+(?P<place>.+)$", re.I)
+_LIVED = re.compile(rf"^I(?:'ve|\s+have){ADV}\s+lived\s+in\s+(?P<place>.+?)\s+(?:for|since)\s+.+$", re.I)
+_HOMETOWN = re.compile(r"^(?:my\s+(?:home\s*town|home\s+city)\s+is|I\s+grew\s+up\s+in)\s+(?P<place>.+)$", re.I)
+_PLACE_STOPS = frozenset(
+    "and but since for with because now currently where which who until when ago last next this in at on from by "
+    "as so i anymore these nowadays today recently originally though although to after before about around while "
+    "during then also too years months weeks tomorrow yesterday".split()
+)
+_NOT_PLACES = frozenset([
+    "here", "there", "home", "it", "this", "that", "town", "the area", "the city", "the same place", "the moment",
+    "fear", "hope", "denial", "peace", "harmony", "poverty", "debt", "pain", "misery", "a bubble", "the past",
+    "the present", "the future", "luxury", "style",
+])
+_NOT_PLACE_WORDS = frozenset(
+    "apartment flat house condo dorm hotel tent van car building team department support company office sales "
+    "marketing accounting hr it corporate future past work school internet".split()
+)
+
+
+def place_value(raw: str) -> str | None:
+    place = cut_value(raw, _PLACE_STOPS, max_words=5, keep_comma_names=True)
+    words = place.lower().replace(",", "").split()
+    if (not words or place.lower() in _NOT_PLACES or words[0] in _NOT_PLACES or words[0] in lexicon.DEICTIC_OBJECTS
+            or any(word in _NOT_PLACE_WORDS for word in words) or any(char.isdigit() for char in place)):
+        return None
+    return place
+
+
+def _home(ctx: RuleContext, text: str) -> list[Candidate]:
+    person = ctx.person
+    for pattern, template, rule, confidence in (
+        (_LIVE, "lives in {place}", "identity.location.live", 0.9),
+        (_LIVED, "lives in {place}", "identity.location.live", 0.85),
+        (_BASED, "is {verb} in {place}", "identity.location.based", 0.9),
+        (_FROM, "is from {place}", "identity.location.from", 0.8),
+        (_MOVED, "moved to {place}", "identity.location.moved", 0.9),
+        (_HOMETOWN, "{possessive} hometown is {place}", "identity.hometown", 0.85),
+    ):
+        match = pattern.match(text)
+        if not match or not (place := place_value(match.group("place"))):
+            continue
+        metadata = {"value": place}
+        content = template.format(place=place, verb=(match.groupdict().get("verb") or "").lower(),
+                                  possessive=person.possessive)
+        if pattern is _MOVED:
+            metadata["change"] = "moved"
+            tail = match.group("place")[len(place):]
+            dates = find_dates(tail, ctx.reference)
+            if dates and dates[0].start < 4:
+                content += f" {dates[0].text}"
+                metadata |= dates[0].metadata()
+        if pattern is not _HOMETOWN:
+            content = person.sentence(content)
+        if (match.groupdict().get("subj") or "I").lower() == "we":
+            confidence -= 0.1
+        # Where someone grew up is not where they live now.
+        subject = "hometown" if pattern is _HOMETOWN else "location"
+        return [ctx.candidate(content, confidence=confidence, rule=rule, subject=subject,
+                              tags=("identity", "location"), metadata=metadata)]
+    return []
+
+
+# --- Attributes: health, diet, age, birthday, nationality, languages, family ----------------------------
+_ALLERGY = re.compile(rf"^I{_AM}{ADV}(?:\s+(?:severely|very|highly|deathly|mildly|extremely))?\s+allergic\s+to"
+                      r"\s+(?P<what>.+)$", re.I)
+_HAVE_ALLERGY = re.compile(r"^I\s+have\s+(?:a|an)\s+(?:severe\s+|mild\s+|bad\s+)?(?P<what>[\w -]{1,40}?)\s+allergy\b",
+                           re.I)
+_DIET = re.compile(rf"^I{_AM}{ADV}(?:\s+(?:an?|strictly|fully|mostly|strict))*\s+(?P<diet>vegetarian|vegan|pescatarian"
+                   r"|pescetarian|keto|kosher|halal|paleo|celiac|coeliac|diabetic|lactose[- ]intolerant"
+                   r"|gluten[- ]intolerant|gluten-free)(?:\s+(?:now|these\s+days|too|as\s+well))?$", re.I)
+_AGE = re.compile(r"^I(?:'m|\s+am|(?:'ve|\s+have)?\s+just\s+turned|\s+turned)\s+(?P<age>\d{1,3})(?:\s*(?:years?\s+old"
+                  r"|yrs?\s+old|yo|y/o|year-old))?(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today|\s+recently)?$", re.I)
+_BIRTHDAY = re.compile(r"^(?:my\s+(?:birthday|bday|b-day|date\s+of\s+birth|dob)\s+is|I\s+was\s+born\s+on)\s+(?:on\s+)?"
+                       r"(?P<when>.+)$", re.I)
+_BORN_IN = re.compile(r"^I\s+was\s+born\s+in\s+(?P<where>.+)$", re.I)
+_NATIONALITY = re.compile(rf"^I{_AM}\s+(?P<nat>[A-Za-z]+)$", re.I)
+_SPEAK = re.compile(rf"^I{ADV}\s+(?:can\s+)?speak\s+(?P<langs>.+)$", re.I)
+_NATIVE = re.compile(r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<lang>[A-Za-z]+)$", re.I)
+_RELATIVE_NAME = re.compile(
+    r"^my\s+(?P<who>wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|spouse|son|daughter|kid|child|mom|mum"
+    r"|mother|dad|father|brother|sister|dog|cat|puppy|kitten|pet|baby|boss|manager)(?:'s\s+name\s+is|\s+is\s+called"
+    r"|\s+is\s+named|\s+goes\s+by)\s+(?P<value>.+)$", re.I)
+_HAVE_FAMILY = re.compile(
+    r"^I\s+have\s+(?:a|an|one|two|three|four|five|six|\d)\s+(?:[\w-]+\s+){0,2}?(?P<what>kids?|children|sons?"
+    r"|daughters?|dogs?|cats?|puppy|puppies|kittens?|brothers?|sisters?|siblings?|grandchildren|grandkids|twins"
+    r"|parrots?|rabbits?|hamsters?|horses?)\b", re.I)
+_MARITAL = re.compile(rf"^I{_AM}(?:\s+(?:happily|recently|newly|now))?\s+(?P<status>married|single|divorced|engaged"
+                      r"|widowed)(?:\s+(?:to|with)\s+.+)?$", re.I)
+_TIMEZONE = re.compile(r"^(?:my\s+time\s*zone\s+is\s+(?P<tz>.+)|I(?:'m|\s+am)\s+(?:in|on)\s+(?:the\s+)?(?P<tz2>[\w/+-]+"
+                       r"(?:\s+[A-Za-z]+)?)\s+time\s*zone)$", re.I)
+_PRONOUNS = re.compile(r"^my\s+pronouns\s+are\s+(?P<value>[a-z]+/[a-z]+(?:/[a-z]+)?)$", re.I)
+_LIST_STOPS = frozenset("because since but though although when if unless so which especially except".split())
+
+
+def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
+    person = ctx.person
+    rewrite = rewrite_first_person(text, person)
+
+    def fact(subject, rule, confidence=0.9, tags=("identity",), content=rewrite, **metadata):
+        return [ctx.candidate(content, confidence=confidence, rule=rule, subject=subject, tags=tags,
+                              metadata=metadata)]
+
+    if match := (_ALLERGY.match(text) or _HAVE_ALLERGY.match(text)):
+        what = cut_value(match.group("what"), _LIST_STOPS, max_words=8)
+        return fact(f"allergy:{normalise_key(what)}", "health.allergy", tags=("health",), value=what) if what else []
+    if match := _DIET.match(text):
+        diet = match.group("diet").lower().replace(" ", "-")
+        if diet in lexicon.DIETS:
+            return fact("diet", "health.diet", tags=("health", "diet"), value=diet)
+        condition = lexicon.HEALTH_CONDITIONS.get(diet, diet)
+        return fact(f"health:{condition}", "health.condition", tags=("health",), value=condition)
+    if (match := _AGE.match(text)) and 3 <= int(match.group("age")) <= 120:
+        age = match.group("age")
+        turned = "turned" in text.lower()
+        content = person.sentence(f"turned {age}" if turned else f"is {age} years old")
+        return fact("age", "identity.age", confidence=0.85, content=content, value=age)
+    if match := _BIRTHDAY.match(text):
+        dates = find_dates(match.group("when"), ctx.reference)
+        metadata = {"date_text": dates[0].text} if dates else {}
+        return fact("birthday", "identity.birthday", **metadata) if dates else []
+    if match := _BORN_IN.match(text):
+        where = match.group("where")
+        if re.fullmatch(r"(?:19|20)\d{2}", where.strip()):
+            return fact("birth_year", "identity.birth_year", value=where.strip())
+        place = place_value(where)
+        return fact("birthplace", "identity.birthplace", value=place) if place else []
+    if (match := _NATIONALITY.match(text)) and match.group("nat").lower() in lexicon.NATIONALITIES:
+        nationality = match.group("nat")
+        return fact("nationality", "identity.nationality", confidence=0.8, value=nationality)
+    if (match := _SPEAK.match(text)) and any(word.strip(",.").lower() in lexicon.LANGUAGES
+                                             for word in match.group("langs").split()[:8]):
+        langs = cut_value(match.group("langs"), _LIST_STOPS, max_words=10)
+        content = person.sentence(f"speaks {langs}")
+        return fact(None, "identity.languages", confidence=0.85, content=content, tags=("identity", "language"),
+                    value=langs)
+    if (match := _NATIVE.match(text)) and match.group("lang").lower() in lexicon.LANGUAGES:
+        return fact("native_language", "identity.native_language", tags=("identity", "language"),
+                    value=match.group("lang"))
+    if (match := _RELATIVE_NAME.match(text)) and _plausible_name(
+            value := cut_value(match.group("value"), lexicon.NAME_BREAKS, max_words=2), strict=False):
+        return fact(None, "family.name", confidence=0.85, tags=("family",), relation=match.group("who").lower(),
+                    value=value)
+    if match := _HAVE_FAMILY.match(text):
+        return fact(None, "family.members", confidence=0.8, tags=("family",))
+    if match := _MARITAL.match(text):
+        return fact("marital_status", "family.marital_status", confidence=0.8, tags=("family",),
+                    value=match.group("status").lower())
+    if match := _TIMEZONE.match(text):
+        zone = (match.group("tz") or match.group("tz2")).strip()
+        return fact("timezone", "identity.timezone", confidence=0.85, value=zone)
+    if match := _PRONOUNS.match(text):
+        return fact("pronouns", "identity.pronouns", value=match.group("value"))
+    return []
+
+
+# First match wins within a clause: a clause is one statement.
+IDENTITY_RULES = (_name, _attributes, _work, _home)

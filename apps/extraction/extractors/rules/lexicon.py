@@ -1,0 +1,112 @@
+"""Word lists the rules rely on. Kept small and explicit: a missing word costs a fact, a wrong one invents it."""
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Head nouns that make "I'm a/an X" a job ("I'm a senior software engineer"), not a state ("I'm a bit tired").
+JOB_HEADS = _words(
+    "accountant actor actress administrator advisor adviser agent analyst animator architect artist assistant "
+    "associate attorney auditor baker banker barber barista bartender biologist bookkeeper builder butcher "
+    "buyer carpenter cashier ceo cfo chef chemist cio clerk coach consultant contractor coordinator coo "
+    "counselor counsellor courier cto dancer dentist designer developer dietitian director doctor driver "
+    "economist editor educator electrician engineer entrepreneur executive farmer firefighter founder co-founder "
+    "freelancer gardener geologist hairdresser head historian instructor intern investor janitor journalist "
+    "judge lawyer lead lecturer librarian lifeguard machinist manager marketer mathematician mechanic midwife "
+    "musician nanny nurse officer operator optometrist owner painter paralegal paramedic partner pharmacist "
+    "photographer physician physicist physiotherapist pilot plumber police policeman policewoman politician "
+    "president principal producer professor programmer psychiatrist psychologist publisher realtor receptionist "
+    "recruiter representative researcher retiree salesman saleswoman salesperson scientist secretary "
+    "servant specialist statistician student supervisor surgeon surveyor teacher technician therapist trader "
+    "trainer translator tutor undergrad undergraduate veterinarian vet vp waiter waitress welder writer "
+    "postdoc phd sre devops admin sysadmin pm tester strategist"
+)
+STUDENT_HEADS = _words("student undergrad undergraduate postdoc phd pupil")
+# "I work in marketing": fields of work (a capitalised word after "work in" is more often a place).
+INDUSTRIES = _words(
+    "marketing sales finance it hr tech technology healthcare education retail hospitality construction insurance "
+    "banking consulting law engineering logistics government media publishing advertising accounting research "
+    "manufacturing software security cybersecurity pharma biotech fintech ecommerce e-commerce journalism design "
+    "operations support recruiting recruitment nonprofit real-estate gaming aviation academia"
+)
+# "I'm retired" / "I'm self-employed": job states without an article.
+JOB_STATES = _words("retired self-employed unemployed freelance")
+
+NATIONALITIES = _words(
+    "american british english scottish welsh irish canadian australian french german italian spanish "
+    "portuguese dutch belgian swiss austrian swedish norwegian danish finnish polish czech hungarian greek "
+    "turkish russian ukrainian romanian bulgarian serbian croatian indian pakistani bangladeshi chinese "
+    "japanese korean vietnamese thai filipino indonesian malaysian singaporean mexican brazilian argentinian "
+    "argentine chilean colombian peruvian venezuelan cuban nigerian kenyan ghanaian egyptian moroccan "
+    "ethiopian israeli iranian iraqi lebanese saudi emirati african european asian latino latina"
+)
+LANGUAGES = _words(
+    "english french german spanish italian portuguese dutch swedish norwegian danish finnish polish czech "
+    "hungarian greek turkish russian ukrainian romanian arabic hebrew persian farsi hindi urdu bengali punjabi "
+    "tamil telugu marathi mandarin cantonese chinese japanese korean vietnamese thai indonesian malay tagalog "
+    "swahili catalan basque irish welsh latin esperanto"
+)
+DIETS = _words("vegetarian vegan pescatarian pescetarian keto kosher halal paleo")
+HEALTH_CONDITIONS = {"celiac": "celiac", "coeliac": "celiac", "diabetic": "diabetic",
+                     "lactose intolerant": "lactose intolerant", "lactose-intolerant": "lactose intolerant",
+                     "gluten intolerant": "gluten intolerant", "gluten-free": "gluten-free"}
+
+# "I'm <Word>" is a name only when <Word> is none of these (and is capitalised).
+NOT_NAMES = _words(
+    "fine good great ok okay sorry back here there ready done sure not so very just still happy sad tired busy "
+    "confused interested looking trying going new good glad afraid aware excited sick well alright home hungry "
+    "available curious fine finished free late early lost married single stuck unsure worried the a an in on at "
+    "from with also really actually currently now always never having getting calling writing asking wondering "
+    "thinking working living based moving travelling traveling flying leaving still all nervous frustrated "
+    "annoyed angry upset calm cool pretty quite retired vegan vegetarian allergic american english jewish "
+    "christian muslim catholic hindu buddhist atheist gay straight trans bi male female a.i ai human "
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july "
+    "august september october november december tomorrow today tonight later soon anytime asap whenever "
+    "ridiculous terrible awful amazing annoying frustrating urgent important weird strange crazy insane "
+    "unacceptable broken wrong correct right perfect awesome helpful useless impossible easy hard stupid "
+    "interesting exciting embarrassing"
+) | NATIONALITIES
+NAME_BREAKS = _words(
+    "and but from by btw though however here speaking please thanks thank so i i'm im my who which that "
+    "the a an of in at to for with is was as, if when or also too now currently"
+)
+
+# Nouns after "forget my ..." / "delete the ..." and the subject they retract.
+SUBJECT_NOUNS = {
+    "email": "email", "email address": "email", "e-mail": "email", "e-mail address": "email",
+    "phone": "phone", "phone number": "phone", "number": "phone", "mobile": "phone", "mobile number": "phone",
+    "cell": "phone", "cell number": "phone", "cell phone": "phone", "cellphone": "phone", "telephone": "phone",
+    "telephone number": "phone", "contact number": "phone",
+    "address": "location", "home address": "location", "location": "location", "city": "location",
+    "name": "name", "nickname": "preferred_name", "preferred name": "preferred_name",
+    "job": "job_title", "job title": "job_title", "title": "job_title", "role": "job_title",
+    "position": "job_title", "occupation": "job_title", "profession": "job_title",
+    "employer": "employer", "company": "employer", "workplace": "employer",
+    "birthday": "birthday", "date of birth": "birthday", "dob": "birthday", "age": "age",
+    "timezone": "timezone", "time zone": "timezone", "pronouns": "pronouns", "diet": "diet",
+}
+SUBJECT_LABELS = {
+    "email": "email address", "phone": "phone number", "location": "location", "name": "name",
+    "preferred_name": "preferred name", "job_title": "job title", "employer": "employer", "birthday": "birthday",
+    "age": "age", "timezone": "time zone", "pronouns": "pronouns", "diet": "diet",
+}
+
+# "I have a dentist appointment tomorrow": events that make "I have ..." a plan.
+EVENT_NOUNS = _words(
+    "appointment meeting interview flight trip exam test surgery operation call wedding party conference "
+    "deadline vacation holiday class lesson concert game match presentation checkup check-up procedure "
+    "reservation booking date session hearing visit delivery shift training course seminar workshop "
+    "webinar demo launch move birthday anniversary"
+)
+# "I'm <-ing> ..." forms that describe the conversation, not a plan.
+NOT_PLANS = _words(
+    "looking trying wondering thinking having writing asking calling contacting reaching getting hoping "
+    "waiting struggling confused talking messaging chatting using"
+)
+
+# Objects after "I like/love/hate" that point back into the conversation ("I love it", "I like your idea").
+DEICTIC_OBJECTS = _words(
+    "it that this these those them him her you your yours what how why where which whether something "
+    "anything everything nothing one so too much lot"
+)

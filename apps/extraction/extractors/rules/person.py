@@ -1,0 +1,178 @@
+"""Third-person rewriting: "I prefer my coffee black" -> "Alice prefers their coffee black"."""
+
+import re
+from dataclasses import dataclass
+
+# Words that may sit between a subject and its verb without being the verb ("I really like").
+ADVERBS = frozenset(
+    "really also just actually currently now still usually generally mostly totally absolutely definitely truly "
+    "honestly personally quite especially particularly recently finally officially already only mainly primarily "
+    "typically normally certainly genuinely seriously strongly always often sometimes occasionally rarely never "
+    "even kinda basically literally simply no longer".split()
+)
+MODALS = frozenset("can could will would shall should may might must can't couldn't won't wouldn't shouldn't "
+                   "mustn't cannot didn't wasn't weren't".split())
+_IRREGULAR_PRESENT = {"am": "is", "'m": "is", "are": "is", "be": "is", "have": "has", "do": "does", "go": "goes",
+                      "don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "'ve": "has", "'re": "is"}
+IRREGULAR_PAST = frozenset(
+    "was were had did went got made took saw came left bought sold said told thought knew gave found felt kept "
+    "lost met paid put ran sent spent stood taught understood won wrote broke chose drove ate fell flew forgot "
+    "grew heard hid hit held hurt lay led lent let meant rode rang rose sang sat slept spoke stole swam threw "
+    "woke wore quit read been began became brought built caught cut dealt drew dug fought fed hung".split()
+)
+
+
+def is_past_participle(word: str) -> bool:
+    """"worked", "moved" (but not "need", "feed", "proceed")."""
+    return word.endswith("ed") and not word.endswith("eed")
+
+
+def third_person_verb(verb: str) -> str:
+    lower = verb.lower()
+    if lower in _IRREGULAR_PRESENT:
+        return _IRREGULAR_PRESENT[lower]
+    if lower in MODALS or lower in IRREGULAR_PAST or is_past_participle(lower) or not lower.isalpha():
+        return verb
+    if lower.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(lower) > 2 and lower.endswith("y") and lower[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+@dataclass(frozen=True)
+class Person:
+    """How to name the user in a sentence: a known name, or "the user"."""
+
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.name or "the user"
+
+    @property
+    def possessive(self) -> str:
+        return f"{self.label}'s"
+
+    def starting(self, text: str) -> str:
+        """`text` opening a sentence: "the user" is capitalised, a name keeps the user's casing."""
+        if self.name is None and text.startswith("the user"):
+            return "T" + text[1:]
+        return text
+
+    def sentence(self, rest: str) -> str:
+        return self.starting(f"{self.label} {rest}")
+
+
+_TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\s+|.", re.S)
+_SUBJECT_CONTRACTIONS = {"i'm": "is", "i've": "has", "i'll": "will", "you're": "is", "you've": "has",
+                         "you'll": "will"}
+_PLURAL_CONTRACTIONS = {"i'm": "are", "i've": "have", "i'll": "will"}
+_PLURAL_PAST = {"was": "were", "wasn't": "weren't", "am": "are"}
+_HAD_AFTER = frozenset("been had gone done seen already never just got".split())
+# After these words "you" is a subject ("when you explain"), so its verb agrees with "the assistant".
+_SUBORDINATORS = frozenset("when if that because as while unless until once and but how whenever where so".split())
+
+
+def rewrite_first_person(text: str, person: Person, *, named: bool = False) -> str:
+    """`text` (a user's clause) in the third person.
+
+    The first mention of the user uses their name; later mentions become "they"/"their"/"them" so a sentence
+    does not repeat the name. "our"/"us" count as the user's ("our wedding"); "we" is kept. "you" (the
+    assistant) becomes "the assistant".
+    """
+    mid_sentence = named  # the caller has named the user already, so this text continues a sentence
+    tokens = _TOKEN.findall(text)
+    out: list[str] = []
+    conjugate = False  # the next verb-looking word follows a third-person subject
+    plural = False  # the next verb follows "they" ("... before they travel", "they were")
+    previous_word = ""
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        lower = token.lower()
+        index += 1
+        if not token.strip() or not token[0].isalpha():
+            out.append(token)
+            continue
+        replacement = token
+        if lower == "i" and named:
+            replacement, plural = "they", True
+        elif lower == "i":
+            replacement, conjugate, named = person.label, True, True
+        elif lower in ("i'm", "i've", "i'll"):
+            verb = _PLURAL_CONTRACTIONS[lower] if named else _SUBJECT_CONTRACTIONS[lower]
+            replacement, named = f"{'they' if named else person.label} {verb}", True
+        elif lower == "i'd":
+            following = _next_word(tokens, index)
+            replacement = f"{'they' if named else person.label} {'had' if following in _HAD_AFTER else 'would'}"
+            named = True
+        elif lower in ("my", "mine", "our", "ours"):
+            # "our" is the user's household ("our wedding"): the user's, like "my".
+            replacement = ("their" if lower in ("my", "our") else "theirs") if named else person.possessive
+            named = True
+        elif lower in ("me", "us"):
+            replacement, named = ("them" if named else person.label), True
+        elif lower == "myself":
+            replacement = "themselves"
+        elif lower == "you":
+            replacement = "the assistant"
+            conjugate = previous_word in _SUBORDINATORS or not previous_word
+        elif lower in ("you're", "you've", "you'll"):
+            replacement = f"the assistant {_SUBJECT_CONTRACTIONS[lower]}"
+        elif lower in ("your", "yours"):
+            replacement = "the assistant's"
+        elif lower == "yourself":
+            replacement = "itself"
+        elif conjugate and lower not in ADVERBS:
+            replacement, conjugate = third_person_verb(token), False
+        elif plural and lower not in ADVERBS:
+            replacement, plural = _PLURAL_PAST.get(lower, token), False
+        previous_word = lower
+        out.append(replacement)
+    return "".join(out) if mid_sentence else person.starting("".join(out))
+
+
+_SECOND_PERSON = {"you're": "is", "you've": "has", "you'll": "will", "you'd": "would"}
+_ASSISTANT_WORDS = {"i": "the assistant", "me": "the assistant", "my": "the assistant's", "i've": "the assistant has",
+                    "i'm": "the assistant is", "i'll": "the assistant will", "we": "support", "us": "support",
+                    "our": "the", "we've": "support has", "we're": "support is", "we'll": "support will"}
+
+
+def rewrite_second_person(text: str, person: Person) -> str:
+    """`text` (an assistant's or agent's sentence) with "you"/"your" naming the user and "I"/"we" the assistant."""
+    tokens = _TOKEN.findall(text)
+    out: list[str] = []
+    conjugate = False
+    previous_word = ""
+    for token in tokens:
+        lower = token.lower()
+        if not token.strip() or not token[0].isalpha():
+            out.append(token)
+            continue
+        replacement = token
+        if lower == "you":
+            replacement = person.label
+            conjugate = previous_word in _SUBORDINATORS or not previous_word
+        elif lower in _SECOND_PERSON:
+            replacement = f"{person.label} {_SECOND_PERSON[lower]}"
+        elif lower in ("your", "yours"):
+            replacement = person.possessive
+        elif lower == "yourself":
+            replacement = person.label
+        elif lower in _ASSISTANT_WORDS:
+            replacement = _ASSISTANT_WORDS[lower]
+            conjugate = lower in ("i", "we")
+        elif conjugate:
+            if lower not in ADVERBS:
+                replacement, conjugate = ("was" if lower == "were" else third_person_verb(token)), False
+        previous_word = lower
+        out.append(replacement)
+    return person.starting("".join(out))
+
+
+def _next_word(tokens: list[str], index: int) -> str:
+    for token in tokens[index:]:
+        if token.strip():
+            return token.lower()
+    return ""

@@ -1,0 +1,94 @@
+"""Plans with dates ("I'm flying to Tokyo next Friday") and support events the user reports ("I got my refund")."""
+
+import re
+
+from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules import lexicon
+from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.dates import find_dates
+from apps.extraction.extractors.rules.facts import place_value
+from apps.extraction.extractors.rules.person import rewrite_first_person
+
+_AM = r"(?:'m|\s+am)"
+
+# --- Plans with dates ----------------------------------------------------------------------------------
+_PLAN_IM = re.compile(rf"^I{_AM}(?P<neg>\s+not)?{ADV}\s+(?P<word>[\w'-]+)", re.I)
+_PLAN_WILL = re.compile(r"^I(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|'m\s+planning\s+(?:to|on)"
+                        r"|\s+am\s+planning\s+(?:to|on)|\s+plan\s+to|\s+intend\s+to|\s+have\s+to|\s+need\s+to"
+                        r"|'ve\s+got\s+to)"
+                        r"(?P<neg>\s+not|n't)?\b", re.I)
+_PLAN_HAVE = re.compile(r"^I(?:\s+have|'ve\s+got|\s+have\s+got|\s+got)\s+(?:a|an|my|the|another|two|\d+)"
+                        r"\s+(?P<rest>.+)$", re.I)
+_PLAN_MY = re.compile(r"^(?:my|our)\s+(?P<thing>(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|'s|was|were|will\s+be"
+                      r"|has\s+been|got|starts|begins|ends)(?P<neg>\s+not|n't)?\b", re.I)
+_ADDRESSES_ASSISTANT = re.compile(r"\byou(?:r|rs)?\b", re.I)
+_VAGUE_OBJECT = re.compile(r"\b(?:it|that|this|them|those|these)\b", re.I)
+_PLAN_STATES = frozenset("off away out on in at due scheduled booked busy unavailable back visiting going".split())
+_MOVING = re.compile(rf"^I{_AM}{ADV}\s+(?:moving|relocating)\s+to\s+(?P<place>.+)$", re.I)
+_MY_THINGS_ELSEWHERE = frozenset("name email phone number favourite favorite birthday job role title pronouns".split())
+
+
+def _plans(ctx: RuleContext, text: str) -> list[Candidate]:
+    if _ADDRESSES_ASSISTANT.search(text):
+        return []  # "I'll call you tomorrow", "I'll send you the file on Monday": this conversation, not a plan
+    statement = text
+    leading = find_dates(text, None)
+    if leading and leading[0].start == 0:  # "Next Friday I'm flying to Tokyo"
+        statement = text[leading[0].end:].lstrip(" ,")
+    confidence = 0.0
+    if match := _PLAN_IM.match(statement):
+        word = match.group("word").lower()
+        if not match.group("neg") and word not in lexicon.NOT_PLANS and (word.endswith("ing") or word in _PLAN_STATES):
+            confidence = 0.8
+    elif match := _PLAN_WILL.match(statement):
+        vague = _VAGUE_OBJECT.search(statement)  # "I'll check it out tomorrow"
+        confidence = 0.0 if match.group("neg") or vague else 0.75
+    elif match := _PLAN_HAVE.match(statement):
+        head_words = re.findall(r"[\w'-]+", match.group("rest").lower())[:4]
+        confidence = 0.75 if any(word.rstrip("s") in lexicon.EVENT_NOUNS for word in head_words) else 0.0
+    elif match := _PLAN_MY.match(statement):
+        thing = match.group("thing").lower().split()
+        if not match.group("neg") and not _MY_THINGS_ELSEWHERE.intersection(thing):
+            confidence = 0.75
+    if not confidence:
+        return []
+    dates = [mention for mention in find_dates(text, ctx.reference) if not mention.past]
+    moving = _MOVING.match(statement)
+    if not dates and not moving:
+        return []
+    metadata = dates[0].metadata() if dates else {}
+    if moving and (place := place_value(moving.group("place"))):
+        metadata["value"] = place
+    if not dates:
+        confidence = 0.65
+    return [ctx.candidate(rewrite_first_person(text, ctx.person), memory_type="episode", confidence=confidence,
+                          rule="plan", tags=("plan",), metadata=metadata)]
+
+
+# --- Support outcomes the user reports ("I got my refund") ----------------------------------------------
+_RECEIVED = re.compile(rf"^I(?:'ve|\s+have)?{ADV}\s+(?:got|received|gotten)\s+(?:my|the|a|an)\s+(?:new\s+)?"
+                       r"(?P<what>refund|replacement|credit|voucher|package|parcel|order)\b", re.I)
+_NOT_RECEIVED = re.compile(r"^I\s+(?:still\s+)?(?:haven't|have\s+not|never|didn't|did\s+not)(?:\s+yet)?\s+(?:received"
+                           r"|receive|got|get|gotten)\s+(?:my|the|a|an|any)\s+(?P<what>[\w-]+)", re.I)
+
+
+_CHARGED = re.compile(r"^(?:I|my\s+(?:card|account|bank\s+account))\s+(?:was|got|has\s+been|have\s+been|'ve\s+been)"
+                      r"\s+(?:double[- ]charged|charged\s+twice|overcharged|charged\s+(?:again|incorrectly|wrongly)"
+                      r"|billed\s+twice|double[- ]billed)\b", re.I)
+
+
+def _user_outcomes(ctx: RuleContext, text: str) -> list[Candidate]:
+    if _CHARGED.match(text):
+        return [ctx.candidate(rewrite_first_person(text, ctx.person), memory_type="episode", confidence=0.8,
+                              rule="support.user.billing_issue", tags=("support",), metadata={"kind": "issue"})]
+    match = _RECEIVED.match(text) or _NOT_RECEIVED.match(text)
+    if not match:
+        return []
+    kind = "received" if match.re is _RECEIVED else "not_received"
+    return [ctx.candidate(rewrite_first_person(text, ctx.person), memory_type="episode", confidence=0.8,
+                          rule=f"support.user.{kind}", tags=("support",),
+                          metadata={"kind": kind, "item": match.group("what").lower()})]
+
+
+PLAN_RULES = (_plans, _user_outcomes)

@@ -1,0 +1,111 @@
+"""Preferences: likes and dislikes, favourites, habits ("I always ...") and standing instructions to the assistant.
+
+The subject is "preference:<normalised object>", so "I like tea", "I don't like tea anymore" and "I hate tea" all
+speak about "preference:tea" and a later one replaces an earlier one.
+"""
+
+import re
+
+from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules import lexicon
+from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.person import IRREGULAR_PAST, is_past_participle, rewrite_first_person
+from apps.extraction.extractors.rules.text import cut_value, normalise_key
+
+_AM = r"(?:'m|\s+am)"
+
+_POSITIVE = "prefer|like|love|enjoy|adore|appreciate|fancy|favou?r"
+_NEGATIVE = ("hate|dislike|detest|despise|loathe|can't\\s+stand|cannot\\s+stand|can't\\s+bear|don't\\s+like|do\\s+not"
+             "\\s+like|don't\\s+enjoy|do\\s+not\\s+enjoy|don't\\s+love|do\\s+not\\s+love|don't\\s+care\\s+for|do\\s+not"
+             "\\s+care\\s+for|don't\\s+really\\s+like|never\\s+liked")
+_LIKE = re.compile(rf"^I{ADV}\s+(?P<verb>{_NEGATIVE}|{_POSITIVE})\s+(?P<obj>.+)$", re.I)
+_FAN_SIZE = r"(?:big\s+|huge\s+|massive\s+|great\s+|real\s+|die-hard\s+)?"
+_FAN = re.compile(rf"^I{_AM}(?P<neg>\s+not)?{ADV}\s+(?:(?:a|an)\s+{_FAN_SIZE}fan\s+of|into|keen\s+on|fond\s+of"
+                  r"|passionate\s+about|obsessed\s+with|crazy\s+about)"
+                  r"\s+(?P<obj>.+)$"
+                  rf"|^I{_AM}{ADV}\s+(?:a|an)\s+{_FAN_SIZE}(?P<obj2>.+?)\s+fan$", re.I)
+_FAVOURITE = re.compile(r"^my\s+(?:absolute\s+|all-time\s+|all\s+time\s+)?favou?rite\s+(?P<what>[\w' -]{1,40}?)\s+"
+                        r"(?:is|are|has\s+to\s+be|would\s+be)\s+(?P<obj>.+)$", re.I)
+_FAVOURITE_LAST = re.compile(r"^(?P<obj>[\w' -]{1,60}?)\s+(?:is|are)\s+(?:definitely\s+)?my\s+"
+                             r"(?:absolute\s+|all-time\s+)?favou?rite(?:\s+(?P<what>[\w' -]{1,40}))?$", re.I)
+_RATHER = re.compile(r"^I'd\s+rather\s+(?P<obj>.+?)\s+than\s+(?P<other>.+)$", re.I)
+_HABIT = re.compile(r"^I(?:\s+(?:almost|pretty\s+much|basically|nearly))?\s+(?P<adv>always|never)\s+(?P<verb>[\w'-]+)"
+                    r"(?P<rest>.*)$", re.I)
+_INSTRUCTION = re.compile(r"^(?:please\s+)?(?:(?P<adv>always|never|don't\s+ever|do\s+not\s+ever|don't|do\s+not)"
+                          r"|(?P<from_now>from\s+now\s+on,?|going\s+forward,?|in\s+(?:the\s+)?future,?)\s+"
+                          r"(?:please\s+)?(?P<adv2>always\s+|never\s+|don't\s+|do\s+not\s+)?)\s*"
+                          r"(?P<verb>[a-z][\w'-]*)(?P<rest>.*)$", re.I)
+_INSTRUCTION_VERBS = frozenset(
+    "use answer reply respond write include give show explain format call address speak talk add put mention ask "
+    "keep send list provide cite summarize summarise start end check confirm suggest recommend assume treat refer "
+    "convert round spell sign email text contact book schedule".split()
+)
+_OBJECT_STOPS = frozenset(
+    "over rather instead than because since but though although if when unless as so which especially except "
+    "anymore these nowadays now lately generally either more too much very".split()
+)
+_TRAILING_FILLER = re.compile(r"(?:,?\s+(?:a\s+lot|so\s+much|very\s+much|a\s+ton|a\s+bunch|too|as\s+well|though"
+                              r"|anyway|please|thanks|thank\s+you|lol|haha))+\s*$", re.I)
+_REQUESTS = re.compile(r"^(?:not\s+)?to\s+(?:think|ask|know|say|see|check|confirm|cancel|order|return|change|update"
+                       r"|speak|talk|bother|interrupt|admit|tell|answer|share|disclose|be\s+rude|complain)\b", re.I)
+
+
+def object_key(obj: str) -> str:
+    obj = _TRAILING_FILLER.sub("", obj)
+    obj = re.sub(r"^(?:(?:a|an|the|my|some|to|not)\s+)+", "", obj.strip(), flags=re.I)
+    stops = _OBJECT_STOPS | {"to"} if not obj.lower().startswith("to ") else _OBJECT_STOPS
+    return normalise_key(cut_value(obj, stops, max_words=6))
+
+
+def _preferences(ctx: RuleContext, text: str) -> list[Candidate]:
+    person = ctx.person
+    if match := _LIKE.match(text) or _FAN.match(text):
+        obj = _TRAILING_FILLER.sub("", match.group("obj") or match.group("obj2"))
+        first = obj.split()[0].lower().strip(",.")
+        when_clause = obj.lower().startswith(("it when", "when", "it if"))
+        if (first in lexicon.DEICTIC_OBJECTS and not when_clause) or _REQUESTS.match(obj):
+            return []
+        verb = (match.groupdict().get("verb") or "").lower()
+        negative = bool(re.match(_NEGATIVE, verb) or match.groupdict().get("neg"))
+        key = object_key(re.sub(r"^(?:it\s+)?(?:when|if)\s+", "", obj, flags=re.I) if when_clause else obj)
+        if not key:
+            return []
+        return [ctx.candidate(rewrite_first_person(text, person), memory_type="preference",
+                              confidence=0.85 if verb not in ("like", "appreciate", "fancy") else 0.8,
+                              rule="preference.like", subject=f"preference:{key}", tags=("preference",),
+                              metadata={"value": key, "sentiment": "negative" if negative else "positive"})]
+    if match := _FAVOURITE.match(text) or _FAVOURITE_LAST.match(text):
+        what = normalise_key(match.group("what") or "").replace("colour", "color")
+        subject = f"preference:favourite {what}" if what else f"preference:{object_key(match.group('obj'))}"
+        return [ctx.candidate(rewrite_first_person(text, person), memory_type="preference", confidence=0.9,
+                              rule="preference.favourite", subject=subject, tags=("preference",),
+                              metadata={"value": match.group("obj"), "sentiment": "positive"})]
+    if (match := _RATHER.match(text)) and (key := object_key(match.group("obj"))):
+        return [ctx.candidate(rewrite_first_person(text, person), memory_type="preference", confidence=0.75,
+                              rule="preference.rather", subject=f"preference:{key}", tags=("preference",),
+                              metadata={"value": key, "sentiment": "positive"})]
+    if (match := _HABIT.match(text)) and _present_tense(match.group("verb")):
+        key = object_key(f"{match.group('verb')}{match.group('rest')}")
+        return [ctx.candidate(rewrite_first_person(text, person), memory_type="preference", confidence=0.7,
+                              rule="preference.habit", subject=f"preference:{key}", tags=("preference", "habit"),
+                              metadata={"value": key, "frequency": match.group("adv").lower()})]
+    if (match := _INSTRUCTION.match(text)) and match.group("verb").lower() in _INSTRUCTION_VERBS:
+        action = _TRAILING_FILLER.sub("", f"{match.group('verb')}{match.group('rest')}")
+        key = object_key(action)
+        mode = " ".join((match.group("adv") or match.group("adv2") or "").lower().split())
+        mode = {"always": "to always", "never": "to never", "don't ever": "to never", "do not ever": "to never",
+                "don't": "not to", "do not": "not to"}.get(mode, "to")
+        content = person.sentence(f"wants the assistant {mode} {rewrite_first_person(action, person, named=True)}")
+        return [ctx.candidate(content, memory_type="preference", confidence=0.8, rule="preference.instruction",
+                              subject=f"preference:{key}", tags=("preference", "instruction"),
+                              metadata={"value": key})]
+    return []
+
+
+def _present_tense(verb: str) -> bool:
+    verb = verb.lower()
+    return not (is_past_participle(verb) or verb in IRREGULAR_PAST or verb in ("been", "ever"))
+
+
+PREFERENCE_RULES = (_preferences,)

@@ -1,0 +1,174 @@
+"""Text plumbing for the rules extractor: normalising, sentence and clause splitting, value cutting.
+
+Every pattern here is either anchored with bounded alternations or scans with simple character classes,
+so matching stays linear in the input; long clauses are skipped by the rules rather than matched slowly.
+"""
+
+import re
+from dataclasses import dataclass
+
+MAX_CLAUSE_CHARS = 400  # the structured rules ignore longer clauses (pasted logs, code, essays)
+
+_TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ", "\u2013": "-"})
+# Chat shorthand that would otherwise defeat the first-person patterns; only lowercase forms (and "Im").
+_SHORTHAND = {
+    "i": "I", "im": "I'm", "Im": "I'm", "ive": "I've", "dont": "don't", "doesnt": "doesn't", "didnt": "didn't",
+    "cant": "can't", "isnt": "isn't", "wasnt": "wasn't", "havent": "haven't", "hasnt": "hasn't", "arent": "aren't",
+    "i'm": "I'm", "i've": "I've", "i'll": "I'll", "i'd": "I'd",
+}
+_SHORTHAND_WORD = re.compile(r"(?<![\w'@.])(?:i|im|Im|ive|dont|doesnt|didnt|cant|isnt|wasnt|havent|hasnt|arent"
+                             r"|i'm|i've|i'll|i'd)(?![\w'@])")
+_SPACES = re.compile(r"[ \t\f\v]+")
+
+
+def normalise_text(text: str) -> str:
+    text = text.translate(_TYPOGRAPHY)
+    text = _SHORTHAND_WORD.sub(lambda match: _SHORTHAND[match.group(0)], text)
+    return _SPACES.sub(" ", text)
+
+
+# A sentence ends at . ! ? (plus closing quotes/brackets) followed by space, or at a line break.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\s*\n\s*")
+_ABBREVIATION_END = re.compile(
+    r"(?:\b(?:mr|mrs|ms|dr|st|prof|jr|sr|inc|ltd|co|corp|no|nr|approx|vs|e\.g|i\.e|a\.m|p\.m|u\.s)|(?<![\w.])[A-Z])\.$",
+    re.I,
+)
+
+
+def split_sentences(text: str) -> list[str]:
+    sentences: list[str] = []
+    carry = ""
+    for piece in _SENTENCE_BREAK.split(text):
+        piece = piece.strip()
+        if not piece:
+            continue
+        piece = f"{carry} {piece}" if carry else piece
+        if _ABBREVIATION_END.search(piece):
+            carry = piece
+            continue
+        carry = ""
+        sentences.append(piece)
+    if carry:
+        sentences.append(carry)
+    return sentences
+
+
+_STARTERS = r"(?:I|I'm|I've|I'll|I'd|my|me|please)"
+_QUESTION_WORDS = (
+    r"(?:do|does|did|can|could|would|will|should|shall|is|are|am|was|were|have|has|had|may|might|what|what's|where"
+    r"|where's|when|why|who|who's|whom|whose|which|how|how's|isn't|aren't|don't|doesn't|didn't|can't|won't|wouldn't"
+    r"|shouldn't|any|anyone|anything)"
+)
+# Clauses break at ";" and before a conjunction or comma that starts a new first-person statement or a question,
+# so "My name is Alice and I work at TechCorp" is two clauses but "Portland, Oregon" and "tea and coffee" are not.
+_CLAUSE_BREAK = re.compile(
+    rf"\s*;\s*|,?\s+(?:and|but|so|plus|also|and also|and now|but now)\s+(?={_STARTERS}\b)"
+    rf"|,\s+(?=(?:{_STARTERS}|and|but|so|please|thanks|thank|{_QUESTION_WORDS})\b)",
+    re.I,
+)
+_LEADING_FILLER = re.compile(
+    r"^(?:(?:(?:hi|hello|hey|hiya|dear)(?:\s+there)?(?:\s+\w+(?=\s*,))?|ok|okay|oh|ah|well|so|yes|yeah|yep|yup|no|nope"
+    r"|nah|actually|btw|by the way|fyi|also|and|but|anyway|anyways|honestly|tbh|um+|uh+|er|alright|right now|right"
+    r"|great|cool|sure|thanks|thank you|just so you know|just fyi|for (?:the record|context|reference|future reference"
+    r"|what it's worth|your information)|as i (?:said|mentioned)|as mentioned|personally|basically|plus|again|currently"
+    r"|these days|nowadays|at the moment|at present|lately|now|oh and|and also|good news|great news|all done|done"
+    r"|all set|perfect|certainly|of course|absolutely|no problem|understood|got it|noted)\b[\s,.;:!-]*)+",
+    re.I,
+)
+_HEDGE = re.compile(r"^(?:I think|I guess|I believe|I suppose|I'd say|probably|pretty sure)\b(?:\s+that)?[\s,]*", re.I)
+_QUESTION_START = re.compile(rf"^{_QUESTION_WORDS}\b", re.I)
+_CONDITIONAL_START = re.compile(
+    r"^(?:if|unless|suppose|supposing|imagine|assuming|hypothetically|what if|in case|let's say|say|even if|when"
+    r"|whenever|once|as soon as|in theory)\b",
+    re.I,
+)
+_UNCERTAIN = re.compile(
+    r"\b(?:if I|I wish|were I|I might|I may|maybe|perhaps|thinking (?:about|of)|considering|not sure|wondering|I wonder"
+    r"|pretend"
+    r"|hypothetical(?:ly)?|in theory|I would|would I|could I|I could|I'd (?:like|love|want|prefer|be|have|go|move))\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Clause:
+    text: str  # the clause with leading fillers ("Oh, btw,") and hedges ("I think") removed
+    question: bool  # a question to or about something, never a statement of fact
+    uncertain: bool  # conditional, hypothetical or wishful: never a positive fact
+    hedged: bool  # "I think ...": kept, with less confidence
+
+
+def strip_filler(text: str) -> str:
+    return _LEADING_FILLER.sub("", text, count=1).strip()
+
+
+def split_clauses(sentence: str) -> list[Clause]:
+    """The clauses of one sentence, each marked question / uncertain / hedged."""
+    ends_with_question = sentence.rstrip().endswith("?")
+    conditional = bool(_CONDITIONAL_START.match(strip_filler(sentence)))
+    pieces = [piece for piece in _CLAUSE_BREAK.split(sentence) if piece and piece.strip(" ,.!?")]
+    clauses = []
+    for index, piece in enumerate(pieces):
+        body = strip_filler(piece).rstrip(" .!?,;:")
+        hedge = _HEDGE.match(body)
+        if hedge:
+            body = body[hedge.end():]
+        if not body:
+            continue
+        question = bool(_QUESTION_START.match(body)) or (ends_with_question and index == len(pieces) - 1)
+        uncertain = conditional or bool(_CONDITIONAL_START.match(body)) or bool(_UNCERTAIN.search(body))
+        clauses.append(Clause(text=body, question=question, uncertain=uncertain, hedged=bool(hedge)))
+    return clauses
+
+
+# Words that end a captured value ("I live in Paris with my wife" -> "Paris").
+_WORD = re.compile(r"[^\s,;:!?()\"]+|[,;:!?()\"]")
+_TRAILING = ".!?,;:'\"-)"
+_ABBREVIATION = re.compile(r"(?:[A-Z]\.)+|[A-Z][a-z]{0,3}\.")
+
+
+def cut_value(text: str, stops: frozenset[str], max_words: int = 6, keep_comma_names: bool = False) -> str:
+    """The leading words of `text` up to a stop word or punctuation, at most `max_words` words."""
+    words: list[str] = []
+    tokens = _WORD.findall(text)
+    for index, token in enumerate(tokens):
+        if token == "," and keep_comma_names and words:
+            following = tokens[index + 1] if index + 1 < len(tokens) else ""
+            if following[:1].isupper() and following.lower() not in stops:
+                words[-1] += ","
+                continue
+            break
+        if token in ",;:!?()\"":
+            break
+        bare = token.rstrip(_TRAILING)
+        if bare.lower() in stops or not bare:
+            break
+        if token.endswith((".", "!", "?")):
+            if not _ABBREVIATION.fullmatch(token):
+                words.append(bare)
+                break
+            words.append(token)
+        else:
+            words.append(token)
+        if len(words) >= max_words:
+            break
+    return " ".join(words).strip(" ,'\"-")
+
+
+def clean_content(text: str, *, keep_start: str | None = None) -> str:
+    """Single-spaced, without trailing punctuation, capitalised unless it opens with `keep_start` (a name)."""
+    text = re.sub(r"\s+", " ", text).strip().rstrip(" .!,;:-")
+    if keep_start and text.startswith(keep_start):
+        return text
+    return text[:1].upper() + text[1:] if text[:1].islower() else text
+
+
+_NORMALISE_STRIP = re.compile(r"^(?:(?:a|an|the|my|some|their|his|her|our|any|to)\s+)+", re.I)
+_NORMALISE_DROP = re.compile(r"[^\w\s'&+#-]")
+
+
+def normalise_key(value: str) -> str:
+    """A stable, case-folded key for subjects: "Green Tea!" and "green tea" are the same object."""
+    value = _NORMALISE_DROP.sub(" ", value.casefold())
+    value = _NORMALISE_STRIP.sub("", value.strip())
+    return " ".join(value.split())[:60].strip(" '-")

@@ -1,0 +1,449 @@
+"""RulesExtractor: a fixture corpus (tests/extraction/fixtures/rules_corpus.json) plus explicit behaviour tests.
+
+Pure Python: no database, no network.
+"""
+
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from apps.extraction.extractors import get_extractor
+from apps.extraction.extractors.base import Candidate, ConversationMessage, ExistingMemory
+from apps.extraction.extractors.rules import RulesExtractor
+
+CORPUS = json.loads((Path(__file__).parent / "fixtures" / "rules_corpus.json").read_text(encoding="utf-8"))
+DEFAULT_CREATED_AT = datetime.fromisoformat(CORPUS["default_created_at"])
+MEMORY_TYPES = {"fact", "preference", "episode", "procedure"}
+ACTIONS = {"add", "update", "delete"}
+
+extractor = RulesExtractor()
+
+
+def _messages(raw_messages: list, created_at=DEFAULT_CREATED_AT) -> list[ConversationMessage]:
+    messages = []
+    for index, raw in enumerate(raw_messages):
+        raw = {"text": raw} if isinstance(raw, str) else raw
+        stamp = raw.get("created_at", created_at)
+        messages.append(ConversationMessage(
+            seq=raw.get("seq", index + 1),
+            role=raw.get("role", "user"),
+            text=raw["text"],
+            created_at=datetime.fromisoformat(stamp) if isinstance(stamp, str) else stamp,
+        ))
+    return messages
+
+
+def extract(*texts, user_name=None, role="user", existing=(), created_at=DEFAULT_CREATED_AT) -> list[Candidate]:
+    raw = [{"text": text, "role": role} if isinstance(text, str) else text for text in texts]
+    return extractor.extract(messages=_messages(raw, created_at), existing=list(existing), user_name=user_name)
+
+
+def contents(candidates: list[Candidate]) -> list[str]:
+    return [candidate.content for candidate in candidates]
+
+
+def by_subject(candidates: list[Candidate], subject: str) -> Candidate:
+    matching = [candidate for candidate in candidates if candidate.subject == subject]
+    assert len(matching) == 1, f"expected one candidate with subject {subject!r}, got {candidates}"
+    return matching[0]
+
+
+def _matches(candidate: Candidate, expected: dict) -> bool:
+    for key, value in expected.items():
+        actual = getattr(candidate, key)
+        if key == "content":
+            if value not in actual:
+                return False
+        elif key == "metadata":
+            if any(actual.get(name) != wanted for name, wanted in value.items()):
+                return False
+        elif key == "tags":
+            if not set(value) <= set(actual):
+                return False
+        elif actual != value:
+            return False
+    return True
+
+
+def assert_contract(candidates: list[Candidate], messages: list[ConversationMessage]) -> None:
+    seqs = {message.seq for message in messages}
+    for candidate in candidates:
+        assert candidate.content and candidate.content == candidate.content.strip()
+        assert candidate.content[-1] not in ".,;:!", candidate.content
+        assert candidate.memory_type in MEMORY_TYPES
+        assert candidate.action in ACTIONS
+        assert 0.0 <= candidate.confidence <= 1.0
+        assert candidate.source_seqs and set(candidate.source_seqs) <= seqs
+        assert candidate.source_seqs == sorted(set(candidate.source_seqs))
+        assert candidate.metadata.get("rule"), "every candidate names the rule that produced it"
+
+
+# --- The corpus -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CORPUS["cases"], ids=[case["id"] for case in CORPUS["cases"]])
+def test_corpus_case(case):
+    messages = _messages(case["messages"])
+    existing = [ExistingMemory(**memory) for memory in case.get("existing", [])]
+    candidates = extractor.extract(messages=messages, existing=existing, user_name=case.get("user_name"))
+
+    assert_contract(candidates, messages)
+    if case.get("nothing"):
+        assert candidates == [], f"expected nothing, got {contents(candidates)}"
+    for expected in case.get("expect", []):
+        assert any(_matches(candidate, expected) for candidate in candidates), (
+            f"no candidate matches {expected}; got {[(c.action, c.content, c.subject, c.metadata) for c in candidates]}"
+        )
+    for text in case.get("absent", []):
+        assert not any(text in content for content in contents(candidates)), (text, contents(candidates))
+    if "count" in case:
+        assert len(candidates) == case["count"], contents(candidates)
+    if "order" in case:
+        assert [candidate.action for candidate in candidates] == case["order"]
+
+
+def test_corpus_is_large_and_covers_every_category():
+    rules = set()
+    for case in CORPUS["cases"]:
+        messages = _messages(case["messages"])
+        existing = [ExistingMemory(**memory) for memory in case.get("existing", [])]
+        for candidate in extractor.extract(messages=messages, existing=existing, user_name=case.get("user_name")):
+            rules.add(candidate.metadata["rule"].split(".")[0])
+    assert len(CORPUS["cases"]) >= 60
+    assert {"identity", "preference", "contact", "identifier", "explicit", "plan", "support", "retract"} <= rules
+
+
+# --- Acceptance examples --------------------------------------------------------------------------------
+
+def test_name_and_job_are_both_extracted_and_later_facts_use_the_name():
+    candidates = extract("My name is Alice and I work as a software engineer at TechCorp")
+
+    assert by_subject(candidates, "name").content == "The user's name is Alice"
+    assert by_subject(candidates, "job_title").content == "Alice works as a software engineer"
+    assert by_subject(candidates, "employer").content == "Alice works at TechCorp"
+    assert all(candidate.source_seqs == [1] for candidate in candidates)
+
+
+def test_preference_is_written_in_the_third_person_with_a_stable_subject():
+    [candidate] = extract("I prefer practical examples over theoretical explanations", user_name="Alice")
+
+    assert candidate.content == "Alice prefers practical examples over theoretical explanations"
+    assert candidate.memory_type == "preference"
+    assert candidate.subject == "preference:practical examples"
+
+
+def test_changed_preference_on_the_same_object_shares_the_subject():
+    liked = extract("I like tea")
+    disliked = extract("I don't like tea anymore")
+    hated = extract("I hate tea")
+
+    assert liked[0].subject == disliked[0].subject == hated[0].subject == "preference:tea"
+    assert liked[0].metadata["sentiment"] == "positive"
+    assert disliked[0].metadata["sentiment"] == hated[0].metadata["sentiment"] == "negative"
+
+
+def test_contact_details_are_marked_pii():
+    candidates = extract("My email is sam@example.com and my mobile is 07700 900123")
+
+    email, phone = by_subject(candidates, "email"), by_subject(candidates, "phone")
+    assert "sam@example.com" in email.content and "07700 900123" in phone.content
+    for candidate in (email, phone):
+        assert candidate.metadata["pii"] is True
+        assert "pii" in candidate.tags
+
+
+def test_every_transaction_id_is_kept_verbatim_and_never_supersedes_another():
+    candidates = extract("Customer provided transaction IDs: TXN001, TXN002", role="system")
+
+    subjects = sorted(candidate.subject for candidate in candidates)
+    assert subjects == ["identifier:transaction:TXN001", "identifier:transaction:TXN002"]
+    assert any("TXN001" in content for content in contents(candidates))
+    assert any("TXN002" in content for content in contents(candidates))
+
+
+def test_explicit_remember_has_high_confidence():
+    [candidate] = extract("Please remember that my car is a blue Honda Civic", user_name="Lee")
+
+    assert candidate.content == "Lee's car is a blue Honda Civic"
+    assert candidate.confidence >= 0.9
+    assert "explicit" in candidate.tags
+
+
+def test_remembered_statement_with_a_known_shape_keeps_its_subject():
+    [candidate] = extract("Don't forget that I live in Madrid now")
+
+    assert candidate.subject == "location"
+    assert candidate.content == "The user lives in Madrid"
+    assert candidate.confidence >= 0.95
+
+
+@pytest.mark.parametrize(("text", "content", "date_text", "date"), [
+    ("I'm flying to Tokyo next Friday", "The user is flying to Tokyo next Friday", "next Friday", "2025-03-14"),
+    ("My appointment is on March 3rd", "The user's appointment is on March 3rd", "March 3rd", "2025-03-03"),
+    ("I'll be on vacation from 1 to 15 August", "The user will be on vacation from 1 to 15 August",
+     "from 1 to 15 August", "2025-08-01"),
+    ("I have a job interview this Thursday", "The user has a job interview this Thursday", "this Thursday",
+     "2025-03-06"),
+    ("My flight is tomorrow", "The user's flight is tomorrow", "tomorrow", "2025-03-04"),
+    ("I'm moving house next month", "The user is moving house next month", "next month", "2025-04-01"),
+    ("My exam is on 2 January", "The user's exam is on 2 January", "2 January", "2026-01-02"),
+])
+def test_plans_keep_the_date_text_and_resolve_it_against_the_message_time(text, content, date_text, date):
+    [candidate] = extract(text)  # messages are dated Monday 2025-03-03
+
+    assert candidate.content == content
+    assert candidate.memory_type == "episode"
+    assert candidate.metadata["date_text"] == date_text
+    assert candidate.metadata["date"] == date
+
+
+def test_plan_without_message_time_keeps_the_text_only():
+    [candidate] = extract("I'm flying to Tokyo next Friday", created_at=None)
+
+    assert candidate.metadata["date_text"] == "next Friday"
+    assert "date" not in candidate.metadata
+
+
+# --- Third person -----------------------------------------------------------------------------------------
+
+def test_user_name_is_used_for_every_fact():
+    candidates = extract("I live in Toronto", "I love board games", "I'm a pharmacist", user_name="Grace")
+
+    assert contents(candidates) == ["Grace lives in Toronto", "Grace loves board games", "Grace is a pharmacist"]
+
+
+def test_without_any_name_facts_say_the_user():
+    candidates = extract("I live in Toronto", "I love board games")
+
+    assert contents(candidates) == ["The user lives in Toronto", "The user loves board games"]
+
+
+def test_a_name_stated_later_in_the_batch_names_earlier_facts():
+    candidates = extract("I'm vegan", "btw my name is Omar")
+
+    assert contents(candidates) == ["Omar is vegan", "The user's name is Omar"]
+
+
+def test_pronouns_and_verbs_are_rewritten():
+    candidates = extract("Remember that I need my passport renewed before I travel", user_name="Ana")
+
+    assert contents(candidates) == ["Ana needs their passport renewed before they travel"]
+
+
+# --- source_seqs -----------------------------------------------------------------------------------------
+
+def test_source_seqs_point_at_the_message_each_fact_came_from():
+    messages = [
+        ConversationMessage(seq=10, role="user", text="Hi!"),
+        ConversationMessage(seq=11, role="assistant", text="Hello, how can I help?"),
+        ConversationMessage(seq=12, role="user", text="I live in Lisbon."),
+        ConversationMessage(seq=13, role="assistant", text="Noted."),
+        ConversationMessage(seq=14, role="user", text="I work at Contoso. My order number is 99812."),
+    ]
+    candidates = extractor.extract(messages=messages, existing=[])
+
+    assert by_subject(candidates, "location").source_seqs == [12]
+    assert by_subject(candidates, "employer").source_seqs == [14]
+    assert by_subject(candidates, "identifier:order:99812").source_seqs == [14]
+    assert_contract(candidates, messages)
+
+
+def test_same_fact_in_two_messages_is_one_candidate_citing_both():
+    messages = [
+        ConversationMessage(seq=3, role="user", text="I'm allergic to cats"),
+        ConversationMessage(seq=7, role="user", text="As I said, I'm allergic to cats!"),
+    ]
+    [candidate] = extractor.extract(messages=messages, existing=[])
+
+    assert candidate.source_seqs == [3, 7]
+
+
+def test_identifier_mentioned_by_user_and_assistant_cites_both():
+    candidates = extract({"text": "It's about order #55123", "role": "user"},
+                         {"text": "Thanks, I can see order #55123 in our system.", "role": "assistant"})
+
+    assert by_subject(candidates, "identifier:order:55123").source_seqs == [1, 2]
+
+
+# --- Assistant-side support outcomes ----------------------------------------------------------------------
+
+def test_assistant_outcomes_are_episodes_naming_the_user():
+    candidates = extract(
+        "I've opened ticket #4521 for you.",
+        "We've refunded €35.20 to your original payment method.",
+        "Your replacement was shipped this morning.",
+        role="assistant", user_name="Maya",
+    )
+    outcomes = [candidate for candidate in candidates if candidate.memory_type == "episode"]
+
+    assert contents(outcomes) == [
+        "The assistant opened ticket #4521 for Maya",
+        "Support refunded €35.20 to Maya's original payment method",
+        "Maya's replacement was shipped this morning",
+    ]
+    assert [outcome.metadata["kind"] for outcome in outcomes] == ["ticket", "refund", "replacement"]
+    assert outcomes[1].metadata["amounts"] == ["€35.20"]
+    assert [outcome.source_seqs for outcome in outcomes] == [[1], [2], [3]]
+
+
+def test_resolution_line_keeps_the_amount_verbatim():
+    [issue, resolution] = extract("Issue: double charge\nResolution: Refunded duplicate charge of $99.99",
+                                  role="assistant")
+
+    assert issue.content == "Issue reported by the user: double charge"
+    assert resolution.content == "Resolution for the user: Refunded duplicate charge of $99.99"
+    assert resolution.metadata["amounts"] == ["$99.99"]
+
+
+def test_assistant_statements_that_are_not_completed_actions_give_nothing():
+    candidates = extract(
+        "I can issue a refund if you want.",
+        "Would you like me to send a replacement?",
+        "If the package doesn't arrive by Friday, I'll open a ticket.",
+        "Unfortunately the refund could not be processed.",
+        "I've updated my answer.",
+        role="assistant",
+    )
+
+    assert candidates == []
+
+
+def test_user_facts_are_not_read_from_assistant_messages():
+    assert extract("I live in Paris and I love jazz.", role="assistant") == []
+
+
+# --- Retractions -----------------------------------------------------------------------------------------
+
+def test_forget_my_phone_number_is_a_subject_wide_delete():
+    [candidate] = extract("Please forget my phone number")
+
+    assert (candidate.action, candidate.subject, candidate.target_memory_id) == ("delete", "phone", None)
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [
+    ("I no longer live in Paris", "location", "Paris"),
+    ("I don't live in Paris any more", "location", "Paris"),
+    ("I don't work at TechCorp anymore", "employer", "TechCorp"),
+    ("I no longer work for Globex", "employer", "Globex"),
+    ("I no longer like olives", "preference:olives", "olives"),
+    ("I'm not vegan anymore", "diet", "vegan"),
+])
+def test_stated_retractions_are_deletes_with_the_retracted_value(text, subject, value):
+    [candidate] = extract(text)
+
+    assert candidate.action == "delete"
+    assert candidate.subject == subject
+    assert candidate.metadata["value"] == value
+
+
+def test_retraction_is_pinned_to_the_existing_memory_it_retracts():
+    existing = [
+        ExistingMemory(id="old-job", content="Alice works at TechCorp", memory_type="fact", subject="employer"),
+        ExistingMemory(id="home", content="Alice lives in Paris", memory_type="fact", subject="location"),
+    ]
+    [candidate] = extract("I don't work at TechCorp anymore", existing=existing, user_name="Alice")
+
+    assert candidate.action == "delete"
+    assert candidate.target_memory_id == "old-job"
+
+
+def test_retraction_followed_by_new_value_keeps_the_new_value():
+    candidates = extract("I moved to Berlin. I no longer live in Paris.")
+
+    assert [(candidate.action, candidate.subject) for candidate in candidates] == [
+        ("delete", "location"), ("add", "location")]
+    assert candidates[1].content == "The user moved to Berlin"
+
+
+# --- Nothing from small talk, questions, hypotheticals ---------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "ok", "thanks!", "hi", "sounds good", "lol", "can you help me?", "Hey, how are you?", "cool cool", "Thank you!!",
+    "yes please", "no worries", "That makes sense.", "I see", "I'm fine, thanks", "haha nice", "Can you explain that?",
+    "What do you think?", "Good night", "brb", "I'm not sure", "I love it", "That's great, I like that",
+])
+def test_small_talk_gives_nothing(text):
+    assert extract(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Do I like tea?", "Am I based in London?", "Did I tell you where I work?", "Is my name Alice?",
+    "If I moved to Rome, would I need a visa?", "Suppose I worked at Google, what then?",
+    "I wish I lived by the sea", "Maybe I'll move to Spain one day", "I might be allergic to pollen",
+    "I'm thinking about moving to Canada", "I don't live in a big city",
+])
+def test_questions_and_hypotheticals_give_no_positive_fact(text):
+    assert [candidate for candidate in extract(text) if candidate.action == "add"] == []
+
+
+# --- Determinism, contract, robustness -------------------------------------------------------------------
+
+def test_same_input_twice_gives_equal_output():
+    conversation = [case["messages"] for case in CORPUS["cases"]]
+    raw = [message for messages in conversation for message in messages]
+    messages = _messages(raw)
+
+    first = RulesExtractor().extract(messages=messages, existing=[], user_name=None)
+    second = RulesExtractor().extract(messages=messages, existing=[], user_name=None)
+
+    assert first == second
+    assert len(first) > 50
+
+
+def test_nothing_carries_over_between_calls():
+    extractor.extract(messages=_messages(["My name is Alice"]), existing=[])
+
+    [candidate] = extract("I live in Paris")
+
+    assert candidate.content == "The user lives in Paris"
+
+
+def test_hedged_statement_is_kept_with_less_confidence_than_a_plain_one():
+    [plain] = extract("I'm allergic to latex")
+    [hedged] = extract("I think I'm allergic to latex")
+
+    assert plain.subject == hedged.subject == "allergy:latex"
+    assert hedged.confidence < plain.confidence
+
+
+def test_long_pasted_values_are_cut_to_a_bounded_content():
+    [candidate] = extract("Summary: " + "the customer asked about billing again " * 100, role="system")
+
+    assert len(candidate.content) <= 501
+    assert candidate.content.endswith("\u2026")
+
+
+def test_the_registry_builds_the_rules_extractor():
+    built = get_extractor("rules")
+
+    assert isinstance(built, RulesExtractor)
+    assert built.name == "rules"
+
+
+def test_empty_and_blank_messages_give_nothing():
+    assert extractor.extract(messages=[], existing=[]) == []
+    assert extract("", "   ", "\n\n") == []
+
+
+def test_messages_of_unknown_roles_are_ignored():
+    assert extract("I live in Paris", role="developer") == []
+
+
+def test_adversarial_input_finishes_quickly():
+    # Guards against catastrophic regex backtracking: each input is read in well under a second on any machine.
+    texts = [
+        "I like " + "a " * 5000 + "!",
+        "my order " + "1, " * 3000 + "x",
+        "I live in " + "New " * 3000,
+        "a" * 20000 + "@" + "b." * 5000,
+        "remember that " + "I " * 4000,
+        "+1 " + "2 " * 5000,
+        "Issue: " + "x " * 10000,
+        "I'm " + "really " * 3000 + "flying next Friday",
+    ]
+    for text in texts:
+        started = time.perf_counter()
+        extract(text, created_at=datetime(2025, 3, 3, tzinfo=UTC))
+        assert time.perf_counter() - started < 2.0, text[:40]
