@@ -39,10 +39,16 @@ def _same_subject(store, user_id, subject: str) -> list[Memory]:
 
 
 def _near_duplicate(store, user_id, candidate: Candidate) -> Memory | None:
-    """An active memory saying the same thing: same normalised text, or a vector this close."""
+    """An active memory saying the same thing: same normalised text, or a vector this close.
+
+    A candidate with a subject that already has a different value is a new value, however similar the
+    wording ("Alice likes tea" / "Alice doesn't like tea anymore"): only an exact repeat is a duplicate.
+    """
     exact = _live_memories(store, user_id).filter(content_hash=content_hash(candidate.content)).first()
     if exact:
         return exact
+    if candidate.subject and _live_memories(store, user_id).filter(metadata__subject=candidate.subject).exists():
+        return None
     hits = memory_search(
         store=store,
         search=SearchQuery(query=candidate.content, mode="vector", user_id=user_id, limit=1,

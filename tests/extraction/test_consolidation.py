@@ -127,3 +127,12 @@ def test_review_policy_holds_memories_and_supersedes_on_approval(session, job, t
     paris.refresh_from_db()
     berlin.refresh_from_db()
     assert berlin.status == "active" and paris.status == "superseded" and paris.superseded_by_id == berlin.pk
+
+
+def test_similar_wording_with_the_same_subject_is_a_new_value_not_a_duplicate(session, job, settings):
+    settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY = 0.5  # even a loose threshold must not swallow it
+    _run(session, job, fact("Alice likes tea", subject="preference:tea", memory_type="preference"))
+    counts = _run(session, job, fact("Alice doesn't like tea anymore", subject="preference:tea", memory_type="preference"))
+    assert counts.updated == 1
+    assert Memory.objects.get(content="Alice likes tea").status == "superseded"
+    assert Memory.objects.get(content="Alice doesn't like tea anymore").status == "active"
