@@ -1,4 +1,24 @@
+import os
+
 from django.apps import AppConfig
+
+
+def close_connection_pools_before_fork() -> None:
+    """Close the psycopg connection pools before this process forks (django-q2 forks its workers).
+
+    A child would inherit the pool's open connections and use them alongside the parent and its
+    siblings: several processes on one PostgreSQL socket get each other's results. The pool's
+    threads do not survive a fork either. Closed here, each process opens a pool of its own on first use.
+    """
+    from django.db import connections
+
+    for connection in connections.all():
+        pools = getattr(connection, "_connection_pools", None)  # PostgreSQL backend with OPTIONS["pool"]
+        if not pools or connection.alias not in pools:
+            continue
+        if not connection.in_atomic_block:
+            connection.close()  # hands the connection back to the pool, which closes it next
+        connection.close_pool()
 
 
 class CoreConfig(AppConfig):
@@ -7,3 +27,5 @@ class CoreConfig(AppConfig):
 
     def ready(self):
         from apps.core import schema  # noqa: F401  (registers the OpenAPI auth extension)
+
+        os.register_at_fork(before=close_connection_pools_before_fork)
