@@ -140,6 +140,7 @@ def extraction_job_run(*, job_id) -> JobOutcome:
     """Run one job: extract outside any transaction, then commit memories + high-water mark together."""
     job = _claim(job_id)
     if job is None:
+        _check_again_when_lease_expires(job_id)
         return JobOutcome(job=None, claimed=False)
     started = time.monotonic()
     try:
@@ -217,6 +218,32 @@ def _schedule_retry(job: ExtractionJob) -> None:
         schedule_type=Schedule.ONCE,
         repeats=1,
         next_run=job.run_after,
+    )
+
+
+def _check_again_when_lease_expires(job_id) -> None:
+    """A task that finds its job running may be the re-delivery for a worker that died: look again
+    when the lease runs out (a no-op if the job finished by then)."""
+    if settings.EXTRACTION_RUN_INLINE:
+        return
+    lease_end = (
+        ExtractionJob.objects.filter(pk=job_id, status=ExtractionJob.Status.RUNNING)
+        .values_list("lease_expires_at", flat=True)
+        .first()
+    )
+    if lease_end is None:
+        return
+    from django_q.models import Schedule
+
+    Schedule.objects.get_or_create(
+        name=f"lease-{job_id}-{int(lease_end.timestamp())}",
+        defaults={
+            "func": RUN_TASK,
+            "args": repr(str(job_id)),
+            "schedule_type": Schedule.ONCE,
+            "repeats": 1,
+            "next_run": lease_end + timedelta(seconds=1),
+        },
     )
 
 
