@@ -1,4 +1,4 @@
-"""The real server in a subprocess, and closed-loop HTTP load against it."""
+"""The real server and worker in subprocesses, and closed-loop HTTP load against the server."""
 
 import itertools
 import math
@@ -24,22 +24,112 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-class Server:
-    """`uvicorn memoryhub.asgi:application` on a free port; stopped on exit, whatever happened."""
+class ManagedProcess:
+    """A subprocess in its own process group, logging to a temporary file; stopped on exit, whatever happened.
 
-    def __init__(self, *, root: Path, web_workers: int, env: dict[str, str], log=print):
+    Its own session: a Ctrl-C in the terminal reaches only the benchmark, which then stops the process
+    (and all its children, via the process group) in order. The log is kept, and its tail printed, only
+    if it shows problems.
+    """
+
+    label = "process"
+
+    def __init__(self, *, root: Path, env: dict[str, str], log=print):
         self.root = root
-        self.web_workers = web_workers
         self.env = env
         self.log = log
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
         self.log_file = None
+        self.started_at = 0.0  # wall clock (time.time()) at launch, comparable with database timestamps
 
-    def __enter__(self) -> "Server":
-        self.log_file = tempfile.NamedTemporaryFile(prefix="memoryhub-bench-server-", suffix=".log", delete=False)
-        argv = [
+    def argv(self) -> list[str]:
+        raise NotImplementedError
+
+    def wait_until_ready(self) -> None:
+        """Return when the process can do its work; raise if it died."""
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self.log_file = tempfile.NamedTemporaryFile(
+            prefix=f"memoryhub-bench-{self.label}-", suffix=".log", delete=False
+        )
+        self.started_at = time.time()
+        self.process = subprocess.Popen(
+            self.argv(),
+            cwd=self.root,
+            env=self.env,
+            stdout=self.log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            self.wait_until_ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    def check_alive(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            code = None if self.process is None else self.process.returncode
+            raise RuntimeError(f"the {self.label} exited with code {code}:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        if self.log_file is None:
+            return ""
+        text = Path(self.log_file.name).read_text(errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self, timeout: float = 20.0) -> None:
+        process, self.process = self.process, None
+        try:
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    self.log(f"  the {self.label} did not stop in {timeout:.0f} s; killing it")
+        finally:
+            if process is not None:
+                # Whatever is left of the process group (a stuck worker) goes too, even if logging failed.
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                process.wait()
+            self._close_log()
+
+    def _close_log(self) -> None:
+        if self.log_file is None:
+            return
+        self.log_file.close()
+        text = Path(self.log_file.name).read_text(errors="replace")
+        name, self.log_file = self.log_file.name, None
+        if _TROUBLE.search(text):
+            tail = _indent("\n".join(text.splitlines()[-30:]))
+            self.log(f"  the {self.label} logged problems ({name}); last lines:\n{tail}")
+        else:
+            os.unlink(name)
+
+
+class Server(ManagedProcess):
+    """`uvicorn memoryhub.asgi:application` on a free port."""
+
+    label = "server"
+
+    def __init__(self, *, root: Path, web_workers: int, env: dict[str, str], log=print):
+        super().__init__(root=root, env=env, log=log)
+        self.web_workers = web_workers
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def argv(self) -> list[str]:
+        return [
             sys.executable,
             "-m",
             "uvicorn",
@@ -52,31 +142,11 @@ class Server:
             str(self.web_workers),
             "--no-access-log",
         ]
-        # Its own session: a Ctrl-C in the terminal reaches only this script, which then stops the
-        # server (and every worker, via the process group) in order.
-        self.process = subprocess.Popen(
-            argv,
-            cwd=self.root,
-            env=self.env,
-            stdout=self.log_file,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            self._wait_until_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
 
-    def __exit__(self, *exc_info) -> None:
-        self.stop()
-
-    def _wait_until_ready(self, timeout: float = 120.0) -> None:
+    def wait_until_ready(self, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited with code {self.process.returncode}:\n{self.log_tail()}")
+            self.check_alive()
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
                     return
@@ -85,36 +155,22 @@ class Server:
             time.sleep(0.25)
         raise RuntimeError(f"the server did not answer within {timeout:.0f} s:\n{self.log_tail()}")
 
-    def log_tail(self, lines: int = 40) -> str:
-        if self.log_file is None:
-            return ""
-        text = Path(self.log_file.name).read_text(errors="replace")
-        return "\n".join(text.splitlines()[-lines:])
 
-    def stop(self) -> None:
-        process, self.process = self.process, None
-        if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.log("  the server did not stop in 20 s; killing it")
-        if process is not None:
-            # Whatever is left of the server's own process group (a stuck worker) goes too.
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            process.wait()
-        if self.log_file is not None:
-            self.log_file.close()
-            text = Path(self.log_file.name).read_text(errors="replace")
-            if _TROUBLE.search(text):
-                tail = _indent(self.log_tail(30))
-                self.log(f"  the server logged problems ({self.log_file.name}); last lines:\n{tail}")
-            else:
-                os.unlink(self.log_file.name)
-            self.log_file = None
+class QCluster(ManagedProcess):
+    """`manage.py qcluster`, the django-q2 worker cluster (Q_WORKERS worker processes, from `env`).
+
+    It has no health endpoint: it is ready when it picks up work, which the caller can observe in
+    its own tables (a job's started_at).
+    """
+
+    label = "worker"
+
+    def argv(self) -> list[str]:
+        return [sys.executable, "manage.py", "qcluster"]
+
+    def wait_until_ready(self) -> None:
+        time.sleep(0.5)  # an import error or a bad setting ends it at once
+        self.check_alive()
 
 
 _TROUBLE = re.compile(r"Traceback|\b(ERROR|CRITICAL|WARNING)\b")
@@ -122,6 +178,14 @@ _TROUBLE = re.compile(r"Traceback|\b(ERROR|CRITICAL|WARNING)\b")
 
 def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
+
+
+def percentile(values, p: float) -> float:
+    """The nearest-rank percentile (p in 0..100); nan for no values."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
 @dataclass
@@ -161,10 +225,7 @@ class PhaseResult:
         return next((outcome.error for outcome in self.outcomes if not outcome.ok), "")
 
     def percentile(self, p: float) -> float:
-        values = sorted(outcome.latency_ms for outcome in self.outcomes if outcome.ok)
-        if not values:
-            return math.nan
-        return values[max(0, math.ceil(p / 100 * len(values)) - 1)]
+        return percentile([outcome.latency_ms for outcome in self.outcomes if outcome.ok], p)
 
     @property
     def per_second(self) -> float:

@@ -1,10 +1,10 @@
-"""Search and bulk-ingest benchmark of memoryhub over real HTTP; writes docs/performance.md.
+"""Search and bulk-ingest benchmark of memoryhub over real HTTP; writes its section of docs/performance.md.
 
     .venv/bin/python bench/search.py [--n 100000] [--users 1000] [--duration 15] [--web-workers 2]
 
 Seeds a hash-embedded store in its own database (memoryhub_bench), starts uvicorn on a free port,
-drives POST .../search and POST .../memories/bulk with httpx, EXPLAINs the search SQL and writes a
-markdown report. See bench/README.md.
+drives POST .../search and POST .../memories/bulk with httpx, EXPLAINs the search SQL and writes its
+section of the markdown report (bench/report.py). See bench/README.md.
 """
 
 import argparse
@@ -13,17 +13,14 @@ import math
 import os
 import random
 import re
-import secrets
 import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parent
-ROOT = BENCH_DIR.parent
-BENCH_DATABASE = "memoryhub_bench"
-TENANT_SLUG = "bench"
+from harness import BENCH_DIR, ROOT, bench_tenant_and_key, bootstrap_django, int_list, log, migrate, production_env
+
 KEY_NAME = "bench/search.py"
 SEARCH_STORE = "bench-search"
 INGEST_STORE = "bench-ingest"
@@ -53,44 +50,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     parser.add_argument("--out", default=str(ROOT / "docs" / "performance.md"), help="markdown report path")
     args = parser.parse_args(argv)
-    args.concurrency = _int_list(parser, "--concurrency", args.concurrency)
-    args.ingest_concurrency = _int_list(parser, "--ingest-concurrency", args.ingest_concurrency)
+    args.concurrency = int_list(parser, "--concurrency", args.concurrency)
+    args.ingest_concurrency = int_list(parser, "--ingest-concurrency", args.ingest_concurrency)
     if args.n < 1 or args.users < 1 or args.users > args.n:
         parser.error("need 1 <= --users <= --n")
     return args
-
-
-def _int_list(parser, name: str, text: str) -> list[int]:
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        values = []
-    if not values or min(values) < 1:
-        parser.error(f"{name} takes positive integers separated by commas, e.g. 1,8")
-    return values
-
-
-def log(message: str = "") -> None:
-    print(message, flush=True)
-
-
-def bootstrap_django() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
-    os.environ.setdefault("EMBEDDED_PG_DATABASE", BENCH_DATABASE)
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from django.conf import settings
-
-    name = settings.DATABASES["default"]["NAME"]
-    # The benchmark drops and rebuilds indexes and deletes stores: never in someone's working database.
-    if "bench" not in name:
-        raise SystemExit(
-            f"refusing to run against database {name!r}: its name must contain 'bench' "
-            f"(unset DATABASE_URL, or point EMBEDDED_PG_DATABASE / DATABASE_URL at a benchmark database)"
-        )
 
 
 # --- Setup ------------------------------------------------------------------------------------------
@@ -99,23 +63,13 @@ def bootstrap_django() -> None:
 def prepare(args) -> tuple:
     import seeding
     from corpus import Corpus
-    from django.core.management import call_command
 
     from apps.memories import services as memory_services
     from apps.memories.models import Memory, MemoryStore
-    from apps.tenancy import services as tenancy_services
-    from apps.tenancy.models import ApiKey, Tenant
 
     log("migrating ...")
-    call_command("migrate", interactive=False, verbosity=0)
-
-    tenant = Tenant.objects.filter(slug=TENANT_SLUG).first() or tenancy_services.tenant_create(
-        name="Benchmark", slug=TENANT_SLUG
-    )
-    # A raw key is shown only once, so each run issues a new one and retires the previous ones.
-    for old_key in ApiKey.objects.for_tenant(tenant).active().filter(name=KEY_NAME):
-        tenancy_services.api_key_revoke(api_key=old_key)
-    raw_key = tenancy_services.api_key_issue(tenant=tenant, name=KEY_NAME, scopes=["admin"]).raw_key
+    migrate()
+    tenant, raw_key = bench_tenant_and_key(key_name=KEY_NAME)
 
     corpus = Corpus(args.seed)
     signature = json.dumps(
@@ -455,20 +409,7 @@ def main(argv=None) -> int:
         log(f"--seed-only: no load test, {args.out} left as it was ({time.perf_counter() - started:.0f} s in all)")
         return 0
 
-    server_env = dict(os.environ)
-    server_env.update(
-        DJANGO_SETTINGS_MODULE=os.environ["DJANGO_SETTINGS_MODULE"],
-        EMBEDDED_PG_DATABASE=os.environ["EMBEDDED_PG_DATABASE"],
-        LOG_LEVEL="WARNING",
-    )
-    # Measure the production configuration: DEBUG=false (no query logging), plain HTTP on loopback.
-    server_env.setdefault("DEBUG", "false")
-    server_env.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
-    server_env.setdefault("SECURE_SSL_REDIRECT", "false")
-    server_env.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost")
-    hosts = [host for host in server_env.get("ALLOWED_HOSTS", "").split(",") if host.strip()]
-    if hosts and "127.0.0.1" not in hosts and "*" not in hosts:
-        server_env["ALLOWED_HOSTS"] = ",".join([*hosts, "127.0.0.1"])
+    server_env = production_env()
     ingest_store = fresh_ingest_store(tenant)
     try:
         log(f"starting uvicorn with {args.web_workers} web worker(s) ...")
@@ -481,7 +422,7 @@ def main(argv=None) -> int:
     finally:
         seeding.delete_store(ingest_store)
 
-    env = report.environment(args, dimension=DIMENSION, load_at_start=load_at_start)
+    env = report.search_environment(args, dimension=DIMENSION, load_at_start=load_at_start)
     out = Path(args.out)
     report.write_report(
         out,
@@ -498,7 +439,7 @@ def main(argv=None) -> int:
     log("targets:")
     for target, measured, verdict in report.targets(search_results, ingest_results, args):
         log(f"  {verdict.strip('*'):<7} {target}: {measured}")
-    log(f"report written to {out} ({time.perf_counter() - started:.0f} s in all)")
+    log(f"section 'search' written to {out} ({time.perf_counter() - started:.0f} s in all)")
     return 0
 
 

@@ -1,0 +1,563 @@
+"""Extraction benchmark of memoryhub over real HTTP with a real worker; writes its section of docs/performance.md.
+
+    .venv/bin/python bench/extraction.py [--ingest-duration 10] [--lag-samples 100] [--backlog-sessions 500]
+
+Starts uvicorn (--web-workers, default 2) and one django-q2 worker (`manage.py qcluster` with Q_WORKERS=1)
+against its own database (memoryhub_bench), and measures: message ingest latency (POST .../messages), the
+lag from a message's 202 until its fact is searchable, and how many user turns one worker extracts per
+second from a backlog. Job timings come from the ExtractionJob rows. See bench/README.md.
+"""
+
+import argparse
+import os
+import random
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conversations import AGENT_ID, SessionStream, messages_path, post_batch
+from harness import BENCH_DIR, ROOT, bench_tenant_and_key, bootstrap_django, int_list, log, migrate, production_env
+from jobs import (
+    delete_store,
+    open_jobs,
+    other_queue_readers,
+    purge_queue,
+    queued_tasks,
+    throughput_stats,
+    wait_for_jobs,
+    wipe_conversations,
+)
+
+KEY_NAME = "bench/extraction.py"
+STORE_PREFIX = "bench-extraction-"
+INGEST_STORE = "bench-extraction-ingest"
+LAG_STORE = "bench-extraction-lag"
+BACKLOG_STORE = "bench-extraction-backlog"
+DIMENSION = 384
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--web-workers", type=int, default=2, help="uvicorn worker processes (default 2)")
+    parser.add_argument("--ingest-concurrency", default="1,4", help="ingest concurrencies (default 1,4)")
+    parser.add_argument("--ingest-duration", type=float, default=10.0, help="measured seconds per ingest phase")
+    parser.add_argument("--ingest-warmup", type=float, default=2.0, help="unmeasured seconds before each phase")
+    parser.add_argument("--batches-per-session", type=int, default=4, help="10-message batches per ingest session")
+    parser.add_argument("--ingest-users", type=int, default=200, help="users the ingest sessions belong to")
+    parser.add_argument("--lag-samples", type=int, default=100, help="lag samples with an idle worker")
+    parser.add_argument(
+        "--lag-loaded-samples", type=int, default=50, help="lag samples under background ingest (0: skip that run)"
+    )
+    parser.add_argument(
+        "--lag-load-rate", type=float, default=5.0, help="background ingest during the loaded lag run, batches/s"
+    )
+    parser.add_argument("--lag-users", type=int, default=20, help="users the lag samples rotate over")
+    parser.add_argument("--lag-poll", type=float, default=0.02, help="seconds between searches for the fact")
+    parser.add_argument("--lag-timeout", type=float, default=15.0, help="give up on a fact after this many seconds")
+    parser.add_argument("--backlog-sessions", type=int, default=500, help="sessions (one 10-message batch each)")
+    parser.add_argument("--backlog-users", type=int, default=100, help="users the backlog sessions belong to")
+    parser.add_argument("--backlog-concurrency", type=int, default=4, help="concurrency of the backlog ingest")
+    parser.add_argument("--drain-timeout", type=float, default=900.0, help="longest wait for the worker to finish")
+    parser.add_argument("--seed", type=int, default=1234, help="random seed of the conversations")
+    parser.add_argument("--out", default=str(ROOT / "docs" / "performance.md"), help="markdown report path")
+    args = parser.parse_args(argv)
+    args.ingest_concurrency = int_list(parser, "--ingest-concurrency", args.ingest_concurrency)
+    for name in ("batches_per_session", "ingest_users", "lag_users", "backlog_sessions", "backlog_users"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.lag_samples < 1 or args.lag_loaded_samples < 0 or args.lag_load_rate <= 0:
+        parser.error("need --lag-samples >= 1, --lag-loaded-samples >= 0 and --lag-load-rate > 0")
+    return args
+
+
+def search_path(store: str) -> str:
+    return f"/api/v1/stores/{store}/search"
+
+
+def prepare(args) -> tuple:
+    from apps.memories import services as memory_services
+    from apps.memories.models import MemoryStore
+
+    log("migrating ...")
+    migrate()
+    tenant, raw_key = bench_tenant_and_key(key_name=KEY_NAME)
+    readers = other_queue_readers()
+    if readers:
+        log(f"  warning: {readers} other session(s) poll the django-q2 queue of this database: is a worker running?")
+    stale = purge_queue()
+    if stale:
+        log(f"  removed {stale} task(s) left in the django-q2 queue")
+    for store in MemoryStore.objects.filter(tenant=tenant, name__startswith=STORE_PREFIX):
+        log(f"  deleting the store {store.name!r} of an earlier run ...")
+        delete_store(store)
+    stores = {
+        name: memory_services.store_create(
+            tenant=tenant,
+            name=name,
+            description="bench/extraction.py",
+            embedding_provider="hash",
+            embedding_dimension=DIMENSION,
+            extraction_config={"enabled": True, "extractor": "rules"},
+        )
+        for name in (INGEST_STORE, LAG_STORE, BACKLOG_STORE)
+    }
+    return tenant, raw_key, stores
+
+
+# --- Message ingest ---------------------------------------------------------------------------------
+
+
+@dataclass
+class IngestRun:
+    extraction: bool
+    worker_running: bool
+    phase: object  # load.PhaseResult
+    open_jobs_after: int
+
+    @property
+    def label(self) -> str:
+        if not self.extraction:
+            return "extraction off"
+        return f"extraction on, worker {'running' if self.worker_running else 'stopped'}"
+
+    @property
+    def messages_per_second(self) -> float:
+        return 10 * self.phase.per_second
+
+    def percentile(self, p: float, *, created_job: bool) -> float:
+        """Latency percentile of the requests that created an extraction job (or of those that did not)."""
+        from load import percentile
+
+        return percentile([o.latency_ms for o in self.phase.outcomes if o.ok and (o.items > 0) == created_job], p)
+
+
+def run_ingest(server, headers, store, conversations, args, *, extraction: bool, worker_running: bool) -> list:
+    import httpx
+    from load import run_phase
+
+    with httpx.Client(base_url=server.url, headers=headers, timeout=30) as client:
+        response = client.patch(f"/api/v1/stores/{store.name}", json={"extraction_config": {"enabled": extraction}})
+        response.raise_for_status()
+    mode = ("on-running" if worker_running else "on-stopped") if extraction else "off"
+    runs = []
+    for concurrency in args.ingest_concurrency:
+        phase = run_phase(
+            name=f"ingest {mode}",
+            url=server.url,
+            headers=headers,
+            request=post_batch,
+            concurrency=concurrency,
+            warmup=args.ingest_warmup,
+            duration=args.ingest_duration,
+            max_requests=1_000_000,
+            make_rng=lambda index, concurrency=concurrency: SessionStream(
+                conversations,
+                store=store.name,
+                prefix=f"ingest-{mode}-c{concurrency}-t{index}",
+                users=args.ingest_users,
+                batches_per_session=args.batches_per_session,
+                seed=f"{args.seed}:ingest:{mode}:{concurrency}:{index}",
+            ),
+        )
+        run = IngestRun(extraction, worker_running, phase, open_jobs_after=open_jobs(store))
+        runs.append(run)
+        log(
+            f"  {run.label:<32} c={concurrency:<2} {phase.requests:>5} batches  errors={phase.errors:<3} "
+            f"jobs={phase.items:<5} p50={phase.percentile(50):6.1f}  p95={phase.percentile(95):6.1f}  "
+            f"p99={phase.percentile(99):6.1f} ms  {phase.per_second:6.1f} req/s"
+        )
+        if phase.errors:
+            log(f"    first error: {phase.first_error}")
+    return runs
+
+
+# --- Extraction lag ---------------------------------------------------------------------------------
+
+
+@dataclass
+class LagSample:
+    lag_s: float | None  # 202 received -> the fact found by search; None: not found within --lag-timeout
+    claim_s: float | None  # 202 received -> the worker claimed the job (job.started_at)
+    run_s: float | None  # claimed -> the job finished (job.finished_at, just before its commit)
+    visible_s: float | None  # finished -> the client's search found the fact
+    polls: int
+    job_status: str
+
+
+@dataclass
+class LagRun:
+    name: str
+    samples: list[LagSample]
+    background: dict = field(default_factory=dict)
+
+    def found(self, name: str = "lag_s") -> list[float]:
+        return [getattr(sample, name) for sample in self.samples if getattr(sample, name) is not None]
+
+    @property
+    def timeouts(self) -> int:
+        return sum(1 for sample in self.samples if sample.lag_s is None)
+
+
+def measure_lag(client, *, store: str, user_id: str, session: str, seq: int, identifier: str, args) -> LagSample:
+    from apps.extraction.models import ExtractionJob
+
+    body = {
+        "user_id": user_id,
+        "agent_id": AGENT_ID,
+        "run_id": "lag",
+        "messages": [{"role": "user", "content": f"My order number is {identifier}.", "seq": seq}],
+    }
+    response = client.post(messages_path(store, session), json=body)
+    acked, acked_wall = time.perf_counter(), time.time()
+    if response.status_code != 202:
+        raise RuntimeError(f"message ingest answered HTTP {response.status_code}: {response.text[:300]}")
+    job_id = response.json().get("extraction_job")
+    if job_id is None:
+        raise RuntimeError(f"no extraction job was scheduled for {session} (another one still open?)")
+    query = {"query": identifier, "mode": "keyword", "user_id": user_id, "limit": 10}
+    polls, seen, seen_wall = 0, None, None
+    next_poll = acked
+    while True:
+        polls += 1
+        found = client.post(search_path(store), json=query)
+        if found.status_code == 200 and any(
+            identifier in hit["memory"]["content"] for hit in found.json().get("results", [])
+        ):
+            seen, seen_wall = time.perf_counter(), time.time()
+            break
+        if time.perf_counter() - acked > args.lag_timeout:
+            break
+        next_poll += args.lag_poll
+        time.sleep(max(0.0, next_poll - time.perf_counter()))
+    job = ExtractionJob.objects.get(pk=job_id)
+    started = job.started_at.timestamp() if job.started_at else None
+    finished = job.finished_at.timestamp() if job.finished_at else None
+    return LagSample(
+        lag_s=None if seen is None else seen - acked,
+        claim_s=None if started is None else started - acked_wall,
+        run_s=None if started is None or finished is None else finished - started,
+        visible_s=None if finished is None or seen_wall is None else seen_wall - finished,
+        polls=polls,
+        job_status=job.status,
+    )
+
+
+class BackgroundIngest(threading.Thread):
+    """Open-loop ingest at a fixed rate of 10-message batches, a new session each, until stopped."""
+
+    def __init__(self, *, url: str, headers: dict, stream: SessionStream, rate: float):
+        super().__init__(daemon=True)
+        self.url, self.headers, self.stream, self.rate = url, headers, stream, rate
+        self.stopping = threading.Event()
+        self.sent = self.errors = 0
+        self.elapsed = 0.0
+
+    def run(self) -> None:
+        import httpx
+
+        started = time.perf_counter()
+        due = started
+        with httpx.Client(base_url=self.url, headers=self.headers, timeout=30) as client:
+            while not self.stopping.is_set():
+                outcome = post_batch(client, self.stream)
+                self.sent += 1
+                self.errors += not outcome.ok
+                due += 1 / self.rate
+                self.stopping.wait(max(0.0, due - time.perf_counter()))
+        self.elapsed = time.perf_counter() - started
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join()
+
+
+def run_lag(server, headers, store, conversations, args, *, worker) -> list[LagRun]:
+    import httpx
+
+    rng = random.Random(f"{args.seed}:lag")
+    users = [conversations.user_id(100_000 + index) for index in range(args.lag_users)]
+    next_seq = {}
+    with httpx.Client(base_url=server.url, headers=headers, timeout=30) as client:
+        # Each user first tells one ordinary conversation (name, city...), as a returning customer would have.
+        for index, user_id in enumerate(users):
+            session = f"lag-{index:03d}"
+            turns = conversations.batch(user=100_000 + index, session=session, index=0)
+            body = {
+                "user_id": user_id,
+                "agent_id": AGENT_ID,
+                "run_id": "lag",
+                "messages": [{"role": turn.role, "content": turn.text, "seq": seq} for seq, turn in enumerate(turns)],
+            }
+            client.post(messages_path(store.name, session), json=body).raise_for_status()
+            next_seq[session] = len(turns)
+        wait_for_jobs(store, timeout=args.drain_timeout, worker=worker, label="(lag warm-up)")
+
+        def samples(count: int, name: str) -> list[LagSample]:
+            taken = []
+            for number in range(count):
+                index = number % len(users)
+                session = f"lag-{index:03d}"
+                identifier = f"ZX-{rng.randrange(10**6, 10**7)}"
+                taken.append(
+                    measure_lag(
+                        client,
+                        store=store.name,
+                        user_id=users[index],
+                        session=session,
+                        seq=next_seq[session],
+                        identifier=identifier,
+                        args=args,
+                    )
+                )
+                next_seq[session] += 1
+                # A random pause: the worker is idle again, and the next message lands at a random
+                # point of the broker's poll cycle.
+                time.sleep(rng.uniform(0.2, 0.5))
+                if (number + 1) % 25 == 0:
+                    log(f"    {name}: {number + 1}/{count} samples")
+            return taken
+
+        runs = [LagRun("idle worker", samples(args.lag_samples, "idle worker"))]
+        if args.lag_loaded_samples:
+            stream = SessionStream(
+                conversations,
+                store=store.name,
+                prefix="lag-load",
+                users=args.ingest_users,
+                batches_per_session=1,
+                seed=f"{args.seed}:lag-load",
+            )
+            background = BackgroundIngest(url=server.url, headers=headers, stream=stream, rate=args.lag_load_rate)
+            background.start()
+            try:
+                time.sleep(2.0)  # let the background load settle
+                name = f"background ingest {args.lag_load_rate:g} batches/s"
+                loaded = samples(args.lag_loaded_samples, name)
+                backlog = open_jobs(store)
+            finally:
+                background.stop()
+            runs.append(
+                LagRun(
+                    name,
+                    loaded,
+                    background={
+                        "batches_per_second": background.sent / background.elapsed if background.elapsed else 0.0,
+                        "errors": background.errors,
+                        "open_jobs_at_end": backlog,
+                    },
+                )
+            )
+            wait_for_jobs(store, timeout=args.drain_timeout, worker=worker, label="(after the loaded lag run)")
+    for run in runs:
+        log(_lag_line(run))
+    return runs
+
+
+def _lag_line(run: LagRun) -> str:
+    from load import percentile
+
+    lags = run.found()
+    return (
+        f"  lag, {run.name:<34} {len(lags):>3} found, {run.timeouts} timeouts  p50={percentile(lags, 50):.3f}  "
+        f"p95={percentile(lags, 95):.3f}  max={max(lags, default=float('nan')):.3f} s"
+    )
+
+
+# --- Extraction throughput --------------------------------------------------------------------------
+
+
+@dataclass
+class Throughput:
+    sessions_posted: int
+    ingest_seconds: float
+    ingest_errors: int
+    jobs: int
+    succeeded: int
+    failed: int
+    retried: int
+    user_turns: int
+    launched_at: float  # wall clock
+    first_claim_at: float
+    last_finished_at: float
+    job_ms: list[int]
+    gap_ms: list[float]  # from one job's finished_at to the next one's started_at
+    added: int
+    updated: int
+    unchanged: int
+    deleted: int
+    tasks_left: int  # django-q2 tasks still queued when every job was done: duplicates
+
+    @property
+    def startup_seconds(self) -> float:
+        return self.first_claim_at - self.launched_at
+
+    @property
+    def wall_seconds(self) -> float:
+        return self.last_finished_at - self.launched_at
+
+    @property
+    def working_seconds(self) -> float:
+        return self.last_finished_at - self.first_claim_at
+
+    @property
+    def turns_per_second(self) -> float:
+        return self.user_turns / self.wall_seconds
+
+    @property
+    def turns_per_working_second(self) -> float:
+        return self.user_turns / self.working_seconds
+
+    @property
+    def in_job_share(self) -> float:
+        return sum(self.job_ms) / 1000 / self.working_seconds
+
+
+def run_throughput(server, headers, store, conversations, args, *, worker_env) -> Throughput:
+    from load import QCluster, run_phase
+
+    log(f"  ingesting {args.backlog_sessions} sessions x 10 messages with the worker stopped ...")
+    phase = run_phase(
+        name="backlog ingest",
+        url=server.url,
+        headers=headers,
+        request=post_batch,
+        concurrency=args.backlog_concurrency,
+        warmup=0.0,
+        duration=3600.0,
+        max_requests=args.backlog_sessions,
+        make_rng=lambda index: SessionStream(
+            conversations,
+            store=store.name,
+            prefix=f"backlog-t{index}",
+            users=args.backlog_users,
+            batches_per_session=1,
+            seed=f"{args.seed}:backlog:{index}",
+        ),
+    )
+    queued = open_jobs(store)
+    log(
+        f"  {phase.requests} sessions posted in {phase.elapsed:.1f} s ({phase.errors} errors); {queued} jobs queued, "
+        f"{queued_tasks()} django-q2 tasks; starting the worker ..."
+    )
+    with QCluster(root=ROOT, env=worker_env, log=log) as worker:
+        wait_for_jobs(store, timeout=args.drain_timeout, worker=worker, label="(backlog)")
+        tasks_left = queued_tasks()
+        launched_at = worker.started_at
+    stats = throughput_stats(store)
+    result = Throughput(
+        sessions_posted=phase.requests,
+        ingest_seconds=phase.elapsed,
+        ingest_errors=phase.errors,
+        jobs=stats["jobs"],
+        succeeded=stats["succeeded"],
+        failed=stats["failed"],
+        retried=stats["retried"],
+        user_turns=stats["user_turns"],
+        launched_at=launched_at,
+        first_claim_at=stats["first_claim"].timestamp(),
+        last_finished_at=stats["last_finished"].timestamp(),
+        job_ms=stats["job_ms"],
+        gap_ms=stats["gap_ms"],
+        added=stats["added"],
+        updated=stats["updated"],
+        unchanged=stats["unchanged"],
+        deleted=stats["deleted"],
+        tasks_left=tasks_left,
+    )
+    log(
+        f"  {result.user_turns} user turns in {result.succeeded} jobs ({result.failed} failed): "
+        f"{result.wall_seconds:.1f} s from worker start ({result.startup_seconds:.1f} s of it starting up): "
+        f"{result.turns_per_second:.0f} user turns/s; {result.turns_per_working_second:.0f}/s once working"
+    )
+    return result
+
+
+# --- Main -------------------------------------------------------------------------------------------
+
+
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    sys.path.insert(0, str(BENCH_DIR))
+    bootstrap_django()
+
+    import extraction_report
+    import report
+    from conversations import SupportConversations
+    from django.db import connection
+    from load import QCluster, Server
+
+    from apps.memories.models import Memory
+
+    load_at_start = os.getloadavg()
+    log(
+        f"memoryhub extraction benchmark: database {connection.settings_dict['NAME']}, {report.cpu_count()} CPUs, "
+        "load average {:.2f} {:.2f} {:.2f}".format(*load_at_start)
+    )
+    started = time.perf_counter()
+    tenant, raw_key, stores = prepare(args)
+    memories_at_start = Memory.objects.count()
+    conversations = SupportConversations(args.seed)
+    headers = {"Authorization": f"Bearer {raw_key}"}
+    server_env = production_env()
+    worker_env = production_env(Q_WORKERS="1")
+    ingest_store = stores[INGEST_STORE]
+    try:
+        log(f"starting uvicorn with {args.web_workers} web worker(s) ...")
+        with Server(root=ROOT, web_workers=args.web_workers, env=server_env, log=log) as server:
+            log(f"server on {server.url}; message ingest (10 messages a request):")
+            ingest_runs = run_ingest(
+                server, headers, ingest_store, conversations, args, extraction=False, worker_running=False
+            )
+            ingest_runs += run_ingest(
+                server, headers, ingest_store, conversations, args, extraction=True, worker_running=False
+            )
+            purge_queue()  # the jobs of the stopped-worker phase are never run
+            wipe_conversations(ingest_store)
+            log("starting the worker (manage.py qcluster, Q_WORKERS=1) ...")
+            with QCluster(root=ROOT, env=worker_env, log=log) as worker:
+                ingest_runs += run_ingest(
+                    server, headers, ingest_store, conversations, args, extraction=True, worker_running=True
+                )
+                worker.stop()
+                purge_queue()
+                wipe_conversations(ingest_store)
+                log("extraction lag (worker restarted):")
+                worker.start()
+                lag_runs = run_lag(server, headers, stores[LAG_STORE], conversations, args, worker=worker)
+            log("extraction throughput:")
+            throughput = run_throughput(
+                server, headers, stores[BACKLOG_STORE], conversations, args, worker_env=worker_env
+            )
+        log("server and worker stopped")
+        env = extraction_report.environment(args, memories_at_start=memories_at_start, load_at_start=load_at_start)
+    finally:
+        purge_queue()
+        for store in stores.values():
+            delete_store(store)
+
+    out = Path(args.out)
+    verdicts = extraction_report.targets(ingest_runs, lag_runs, throughput)
+    extraction_report.write(
+        out, args=args, env=env, ingest_runs=ingest_runs, lag_runs=lag_runs, throughput=throughput, verdicts=verdicts
+    )
+    log("targets:")
+    for target, measured, verdict in verdicts:
+        log(f"  {verdict.strip('*'):<7} {target}: {measured}")
+    log(f"section 'extraction' written to {out} ({time.perf_counter() - started:.0f} s in all)")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("\ninterrupted; the server and worker were stopped", file=sys.stderr)
+        sys.exit(130)

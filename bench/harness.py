@@ -1,0 +1,90 @@
+"""What every benchmark script needs: Django in the benchmark database, the bench tenant and a fresh
+API key, the production environment for the server and worker subprocesses, and log lines."""
+
+import argparse
+import os
+import secrets
+import sys
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+BENCH_DATABASE = "memoryhub_bench"
+TENANT_SLUG = "bench"
+# One per run: the server signs the django-q2 tasks it enqueues and the worker checks them with this key.
+_SECRET_KEY = secrets.token_urlsafe(50)
+
+
+def log(message: str = "") -> None:
+    print(message, flush=True)
+
+
+def int_list(parser: argparse.ArgumentParser, name: str, text: str) -> list[int]:
+    """A comma-separated list of positive integers from the command line, e.g. "1,8"."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        parser.error(f"{name} takes positive integers separated by commas, e.g. 1,8")
+    return values
+
+
+def bootstrap_django() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
+    os.environ.setdefault("EMBEDDED_PG_DATABASE", BENCH_DATABASE)
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    name = settings.DATABASES["default"]["NAME"]
+    # The benchmarks drop and rebuild indexes and delete stores: never in someone's working database.
+    if "bench" not in name:
+        raise SystemExit(
+            f"refusing to run against database {name!r}: its name must contain 'bench' "
+            f"(unset DATABASE_URL, or point EMBEDDED_PG_DATABASE / DATABASE_URL at a benchmark database)"
+        )
+
+
+def migrate() -> None:
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+
+
+def bench_tenant_and_key(*, key_name: str):
+    """(the bench tenant, a new raw admin API key named `key_name`); earlier keys of that name are revoked."""
+    from apps.tenancy import services as tenancy_services
+    from apps.tenancy.models import ApiKey, Tenant
+
+    tenant = Tenant.objects.filter(slug=TENANT_SLUG).first() or tenancy_services.tenant_create(
+        name="Benchmark", slug=TENANT_SLUG
+    )
+    # A raw key is shown only once, so each run issues a new one and retires the previous ones.
+    for old_key in ApiKey.objects.for_tenant(tenant).active().filter(name=key_name):
+        tenancy_services.api_key_revoke(api_key=old_key)
+    raw_key = tenancy_services.api_key_issue(tenant=tenant, name=key_name, scopes=["admin"]).raw_key
+    return tenant, raw_key
+
+
+def production_env(**overrides: str) -> dict[str, str]:
+    """The environment of the server and worker subprocesses: this database, DEBUG=false, plain HTTP on loopback."""
+    env = dict(os.environ)
+    env.update(
+        DJANGO_SETTINGS_MODULE=os.environ["DJANGO_SETTINGS_MODULE"],
+        EMBEDDED_PG_DATABASE=os.environ["EMBEDDED_PG_DATABASE"],
+        LOG_LEVEL="WARNING",
+    )
+    # Measure the production configuration: DEBUG=false (no query logging), plain HTTP on loopback.
+    env.setdefault("DEBUG", "false")
+    env.setdefault("SECRET_KEY", _SECRET_KEY)
+    env.setdefault("SECURE_SSL_REDIRECT", "false")
+    env.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost")
+    hosts = [host for host in env.get("ALLOWED_HOSTS", "").split(",") if host.strip()]
+    if hosts and "127.0.0.1" not in hosts and "*" not in hosts:
+        env["ALLOWED_HOSTS"] = ",".join([*hosts, "127.0.0.1"])
+    env.update(overrides)
+    return env
