@@ -222,6 +222,11 @@ Q_CLUSTER = {
     "retry": env_int("Q_RETRY_SECONDS", 360, minimum=2),
     "max_attempts": env_int("Q_MAX_ATTEMPTS", 3, minimum=1),
     "catch_up": False,
+    # The ORM broker sleeps this long when its queue is empty: the floor of extraction lag.
+    "poll": env_float("Q_POLL_SECONDS", 0.05),
+    # Successful results are not kept (ExtractionJob rows record outcomes); pruning them cost a
+    # locked read of every kept row after each task. Failures are always kept.
+    "save_limit": env_int("Q_SAVE_LIMIT", -1, minimum=-1),
     "label": "Background jobs",
 }
 if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:

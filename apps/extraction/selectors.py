@@ -7,12 +7,13 @@ SEARCHED_MEMORY_LIMIT = 10
 
 
 def related_memories(
-    *, store: MemoryStore, user_id: str, messages: list[ConversationMessage]
+    *, store: MemoryStore, user_id: str, messages: list[ConversationMessage], search: bool = True
 ) -> tuple[list[ExistingMemory], str | None]:
     """Active memories of the user an extractor should see, and the user's known name.
 
     Those with a subject (name, location, preferences...) are what new facts most often replace;
-    a search with the user's words adds the nearest free-form ones.
+    with `search`, a search with the user's words adds the nearest free-form ones (a model can relate
+    them; the rules extractor matches on subjects only and skips the search).
     """
     keyed = list(
         Memory.objects.filter(store=store, user_id=user_id, status=Memory.Status.ACTIVE, metadata__has_key="subject")
@@ -21,7 +22,7 @@ def related_memories(
     )
     found = {memory.pk: memory for memory in keyed}
     user_text = " ".join(message.text for message in messages if message.role == "user")[:2000]
-    if user_text.strip():
+    if search and user_text.strip():
         hits = memory_search(
             store=store, search=SearchQuery(query=user_text, user_id=user_id, limit=SEARCHED_MEMORY_LIMIT)
         )

@@ -37,7 +37,9 @@ def _enqueue(job_id) -> None:
         RUN_TASK, str(job_id), task_name=f"extract-{job_id}", group="extraction", sync=settings.EXTRACTION_RUN_INLINE
     )
     if not settings.EXTRACTION_RUN_INLINE:
-        ExtractionJob.objects.filter(pk=job_id).update(q_task_id=str(task_id or ""))
+        # updated_at doubles as "last enqueued": the sweep re-enqueues only jobs quiet for longer than
+        # a task can legitimately wait, so a backlog is not flooded with duplicate tasks.
+        ExtractionJob.objects.filter(pk=job_id).update(q_task_id=str(task_id or ""), updated_at=timezone.now())
 
 
 def extraction_job_schedule(*, session: Session, trigger: str, force: bool = False) -> ExtractionJob | None:
@@ -156,7 +158,9 @@ def extraction_job_run(*, job_id) -> JobOutcome:
                 ConversationMessage(seq=row.seq, role=row.role, text=row.text, created_at=row.created_at)
                 for row in rows
             ]
-            existing, user_name = related_memories(store=job.store, user_id=session.user_id, messages=messages)
+            existing, user_name = related_memories(
+                store=job.store, user_id=session.user_id, messages=messages, search=job.extractor != "rules"
+            )
             candidates = get_extractor(job.extractor).extract(messages=messages, existing=existing, user_name=user_name)
         with transaction.atomic():
             locked = Session.objects.select_for_update().get(pk=session.pk)
@@ -274,10 +278,13 @@ def extraction_sweep() -> dict:
     ).values_list("pk", flat=True):
         _enqueue(job_id)  # the claim accepts an expired lease
         revived += 1
+    # A queued task is re-delivered by the broker after Q retry seconds if a worker took it and died;
+    # a job quiet for longer than that (plus the scheduler's 30 s tick) lost its task.
+    lost_after = timedelta(seconds=settings.Q_CLUSTER["retry"] + 60)
     stale_queued = ExtractionJob.objects.filter(
-        Q(run_after__isnull=True) | Q(run_after__lte=now),
+        Q(run_after__isnull=True) | Q(run_after__lte=now - timedelta(seconds=60)),
         status=ExtractionJob.Status.QUEUED,
-        updated_at__lt=now - timedelta(seconds=60),
+        updated_at__lt=now - lost_after,
     )
     requeued = 0
     for job_id in stale_queued.values_list("pk", flat=True):

@@ -155,3 +155,34 @@ def test_a_task_finding_its_job_running_checks_again_when_the_lease_ends(tenant_
     ExtractionJob.objects.filter(pk=job.pk).update(status="succeeded", lease_expires_at=None)
     assert extraction_job_run(job_id=job.pk).claimed is False
     assert Schedule.objects.filter(name__startswith=f"lease-{job.pk}").count() == 1
+
+
+def test_sweep_extracts_idle_sessions_and_leaves_fresh_queued_jobs_alone(tenant_a, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.extraction.services import extraction_sweep
+
+    client = tenant_a.client("admin")
+    client.patch("/api/v1/stores/main", {"extraction_config": {"every_n_turns": 10, "idle_seconds": 60}}, format="json")
+    _say(client, "I live in Rome")
+    assert Memory.objects.count() == 0
+    assert extraction_sweep()["idle_sessions"] == 0  # not quiet long enough yet
+    Session.objects.update(last_activity_at=timezone.now() - timedelta(seconds=61))
+    assert extraction_sweep()["idle_sessions"] == 1
+    job = ExtractionJob.objects.get()
+    assert job.trigger == "idle" and job.status == "succeeded"
+    assert any("Rome" in content for content in _active(tenant_a.store))
+
+    # A queued job enqueued moments ago is waiting in the broker's queue: no duplicate task for it.
+    ExtractionJob.objects.filter(pk=job.pk).update(status="queued", updated_at=timezone.now())
+    assert extraction_sweep()["requeued"] == 0
+    # One quiet for longer than the broker's re-delivery time has lost its task.
+    ExtractionJob.objects.filter(pk=job.pk).update(
+        updated_at=timezone.now() - timedelta(seconds=settings.Q_CLUSTER["retry"] + 61)
+    )
+    assert extraction_sweep()["requeued"] == 1
+    # A running job whose lease expired belonged to a dead worker and is revived.
+    ExtractionJob.objects.filter(pk=job.pk).update(status="running", lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert extraction_sweep()["revived"] == 1

@@ -76,6 +76,7 @@ class QCluster:
             "Q_WORKERS": str(workers),
             "Q_TIMEOUT_SECONDS": str(Q_TIMEOUT_SECONDS),
             "Q_RETRY_SECONDS": str(Q_RETRY_SECONDS),
+            "Q_SAVE_LIMIT": "250",  # keep task results: these tests read them
             "EXTRACTION_RUN_INLINE": "false",
             "EXTRACTION_RETRY_BACKOFF_SECONDS": "1",
             "MEMORYHUB_DEFAULT_EMBEDDER": "hash",
