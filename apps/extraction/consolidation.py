@@ -4,9 +4,11 @@ Runs inside the job's transaction; every decision that changes a memory writes a
 (through apps.memories.services) naming the job and the message seqs it came from.
 """
 
+import uuid
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db.models import Q
 
 from apps.core.actors import Actor
 from apps.extraction.extractors.base import Candidate
@@ -34,34 +36,73 @@ def _live_memories(store: MemoryStore, user_id: str):
     return Memory.objects.filter(store=store, user_id=user_id, status=Memory.Status.ACTIVE)
 
 
-def _same_subject(store, user_id, subject: str) -> list[Memory]:
-    return list(_live_memories(store, user_id).filter(metadata__subject=subject))
+class _LiveMemories:
+    """The user's active memories a batch of candidates can touch, loaded in one query and kept
+    current as consolidation adds, supersedes and invalidates (instead of a query per candidate)."""
 
+    def __init__(self, store: MemoryStore, user_id: str, candidates: list[Candidate]):
+        self.store, self.user_id = store, user_id
+        target_ids = []
+        for candidate in candidates:
+            try:
+                target_ids.append(uuid.UUID(str(candidate.target_memory_id)))
+            except ValueError:
+                pass
+        relevant = (
+            Q(content_hash__in={content_hash(candidate.content) for candidate in candidates})
+            | Q(metadata__subject__in=sorted({c.subject for c in candidates if c.subject}))
+            | Q(pk__in=target_ids)
+        )
+        self.memories = {
+            memory.pk: memory
+            for memory in _live_memories(store, user_id).filter(relevant).defer("embedding", "search_vector")
+        }
 
-def _near_duplicate(store, user_id, candidate: Candidate) -> Memory | None:
-    """An active memory saying the same thing: same normalised text, or a vector this close.
+    def with_hash(self, digest: str) -> Memory | None:
+        return next((memory for memory in self.memories.values() if memory.content_hash == digest), None)
 
-    A candidate with a subject that already has a different value is a new value, however similar the
-    wording ("Alice likes tea" / "Alice doesn't like tea anymore"): only an exact repeat is a duplicate.
-    """
-    exact = _live_memories(store, user_id).filter(content_hash=content_hash(candidate.content)).first()
-    if exact:
-        return exact
-    if candidate.subject and _live_memories(store, user_id).filter(metadata__subject=candidate.subject).exists():
+    def with_subject(self, subject: str) -> list[Memory]:
+        return [memory for memory in self.memories.values() if (memory.metadata or {}).get("subject") == subject]
+
+    def targets(self, candidate: Candidate) -> list[Memory]:
+        if candidate.target_memory_id:
+            target = next((m for m in self.memories.values() if str(m.pk) == str(candidate.target_memory_id)), None)
+            return [target] if target else []
+        return self.with_subject(candidate.subject) if candidate.subject else []
+
+    def near_duplicate(self, candidate: Candidate) -> Memory | None:
+        """An active memory saying the same thing: same normalised text, or a vector this close.
+
+        A candidate with a subject that already has a different value is a new value, however similar
+        the wording ("Alice likes tea" / "Alice doesn't like tea anymore"): only an exact repeat is a
+        duplicate.
+        """
+        exact = self.with_hash(content_hash(candidate.content))
+        if exact or (candidate.subject and self.with_subject(candidate.subject)):
+            return exact
+        hits = memory_search(
+            store=self.store,
+            search=SearchQuery(query=candidate.content, mode="vector", user_id=self.user_id, limit=1,
+                               memory_types=(candidate.memory_type,)),
+        )
+        if hits and hits[0].similarity is not None and (
+            hits[0].similarity >= settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY
+        ):
+            return hits[0].memory
         return None
-    hits = memory_search(
-        store=store,
-        search=SearchQuery(query=candidate.content, mode="vector", user_id=user_id, limit=1,
-                           memory_types=(candidate.memory_type,)),
-    )
-    if hits and hits[0].similarity is not None and hits[0].similarity >= settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY:
-        return hits[0].memory
-    return None
+
+    def added(self, memory: Memory) -> None:
+        if memory.status == Memory.Status.ACTIVE:
+            self.memories[memory.pk] = memory
+
+    def gone(self, memory: Memory) -> None:
+        self.memories.pop(memory.pk, None)
 
 
 def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate], actor: Actor) -> ConsolidationCounts:
     counts = ConsolidationCounts()
     user_id = session.user_id
+    live = _LiveMemories(store, user_id, candidates)
     for candidate in candidates:
         source = {"session_id": session.external_id, "job_id": str(job.pk), "message_seqs": candidate.source_seqs}
         context = {"job_id": str(job.pk), "session_id": session.external_id, "message_seqs": candidate.source_seqs,
@@ -69,20 +110,21 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         reason = f"extracted from messages {candidate.source_seqs} of session {session.external_id}"
 
         if candidate.action == "delete":
-            targets = _targets(store, user_id, candidate)
+            targets = live.targets(candidate)
             for memory in targets:
                 memory_invalidate(memory=memory, actor=actor, reason=f"retracted in {reason}", context=context)
+                live.gone(memory)
             counts.deleted += len(targets)
             counts.unchanged += not targets
             continue
 
-        duplicate = _near_duplicate(store, user_id, candidate)
+        duplicate = live.near_duplicate(candidate)
         if duplicate is not None:
-            memory_add_provenance(memory=duplicate, source=source, actor=actor, context=context)
+            live.added(memory_add_provenance(memory=duplicate, source=source, actor=actor, context=context))
             counts.unchanged += 1
             continue
 
-        replaced = _targets(store, user_id, candidate) if candidate.action == "update" or candidate.subject else []
+        replaced = live.targets(candidate) if candidate.action == "update" or candidate.subject else []
         needs_review = store.review_policy == MemoryStore.ReviewPolicy.REVIEW
         metadata = dict(candidate.metadata)
         if candidate.subject:
@@ -112,19 +154,12 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         if result.duplicate:  # the same content is already pending review
             counts.unchanged += 1
             continue
+        live.added(result.memory)
         if replaced and not needs_review:
             for old in replaced:
                 memory_supersede(old=old, new=result.memory, actor=actor, reason=f"new value {reason}", context=context)
+                live.gone(old)
             counts.updated += 1
         else:
             counts.added += 1
     return counts
-
-
-def _targets(store, user_id, candidate: Candidate) -> list[Memory]:
-    if candidate.target_memory_id:
-        target = _live_memories(store, user_id).filter(pk=candidate.target_memory_id).first()
-        return [target] if target else []
-    if candidate.subject:
-        return _same_subject(store, user_id, candidate.subject)
-    return []

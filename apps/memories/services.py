@@ -383,7 +383,9 @@ def memory_update(
         after = memory_snapshot(locked)
         if before == after:
             return locked
-        if locked.status in Memory.LIVE_STATUSES:
+        # Only new content, or a memory coming back to life, can collide with another live memory.
+        becomes_live = before["status"] not in Memory.LIVE_STATUSES and locked.status in Memory.LIVE_STATUSES
+        if locked.status in Memory.LIVE_STATUSES and (new_hash is not None or becomes_live):
             clash = (
                 Memory.objects.filter(
                     store_id=locked.store_id,
