@@ -18,6 +18,7 @@ from apps.memories.selectors import SearchQuery, memory_search
 from apps.memories.services import (
     MemoryInput,
     memory_add_provenance,
+    memory_bulk_create,
     memory_create,
     memory_invalidate,
     memory_supersede,
@@ -103,7 +104,27 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
     counts = ConsolidationCounts()
     user_id = session.user_id
     live = _LiveMemories(store, user_id, candidates)
+    # Plain additions are written together in one bulk create at the end (or earlier, before a
+    # candidate that could replace or retract one of them), instead of one write per candidate.
+    pending: list[tuple[Candidate, MemoryInput, tuple[str, dict]]] = []
+
+    def write_pending() -> None:
+        if not pending:
+            return
+        results = memory_bulk_create(
+            store=store, items=[item for _, item, _ in pending], actor=actor, item_notes=[note for *_, note in pending]
+        )
+        for result in results:
+            if result.duplicate:
+                counts.unchanged += 1
+            else:
+                counts.added += 1
+                live.added(result.memory)
+        pending.clear()
+
     for candidate in candidates:
+        if candidate.subject and any(waiting.subject == candidate.subject for waiting, _, _ in pending):
+            write_pending()
         source = {"session_id": session.external_id, "job_id": str(job.pk), "message_seqs": candidate.source_seqs}
         context = {"job_id": str(job.pk), "session_id": session.external_id, "message_seqs": candidate.source_seqs,
                    "extractor": job.extractor}
@@ -132,34 +153,30 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         if needs_review and replaced:
             # Reviewed stores retire the old value only when a person approves the new one.
             metadata["supersedes"] = str(replaced[0].pk)
-        result = memory_create(
-            store=store,
-            item=MemoryInput(
-                user_id=user_id,
-                agent_id=session.agent_id,
-                session_id=session.external_id,
-                content=candidate.content,
-                memory_type=candidate.memory_type,
-                metadata=metadata,
-                tags=list(candidate.tags),
-                confidence=max(0.0, min(1.0, float(candidate.confidence))),
-                status=Memory.Status.PENDING_REVIEW if needs_review else Memory.Status.ACTIVE,
-                source=Memory.Source.EXTRACTION,
-                provenance={"sources": [source]},
-            ),
-            actor=actor,
-            reason=reason,
-            context=context,
+        item = MemoryInput(
+            user_id=user_id,
+            agent_id=session.agent_id,
+            session_id=session.external_id,
+            content=candidate.content,
+            memory_type=candidate.memory_type,
+            metadata=metadata,
+            tags=list(candidate.tags),
+            confidence=max(0.0, min(1.0, float(candidate.confidence))),
+            status=Memory.Status.PENDING_REVIEW if needs_review else Memory.Status.ACTIVE,
+            source=Memory.Source.EXTRACTION,
+            provenance={"sources": [source]},
         )
-        if result.duplicate:  # the same content is already pending review
+        if not replaced or needs_review:
+            pending.append((candidate, item, (reason, context)))
+            continue
+        result = memory_create(store=store, item=item, actor=actor, reason=reason, context=context)
+        if result.duplicate:
             counts.unchanged += 1
             continue
         live.added(result.memory)
-        if replaced and not needs_review:
-            for old in replaced:
-                memory_supersede(old=old, new=result.memory, actor=actor, reason=f"new value {reason}", context=context)
-                live.gone(old)
-            counts.updated += 1
-        else:
-            counts.added += 1
+        for old in replaced:
+            memory_supersede(old=old, new=result.memory, actor=actor, reason=f"new value {reason}", context=context)
+            live.gone(old)
+        counts.updated += 1
+    write_pending()
     return counts

@@ -225,14 +225,24 @@ def _find_live_duplicates(store: MemoryStore, keys: set[tuple[str, str]]) -> dic
     hashes = {digest for _, digest in keys}
     existing = Memory.objects.filter(
         store=store, user_id__in=user_ids, content_hash__in=hashes, status__in=Memory.LIVE_STATUSES
-    )
+    ).defer("embedding", "search_vector")  # parsing 384 floats per row costs more than the query
     return {(memory.user_id, memory.content_hash): memory for memory in existing}
 
 
 def memory_bulk_create(
-    *, store: MemoryStore, items: list[MemoryInput], actor: Actor, reason: str = "", context: dict | None = None
+    *,
+    store: MemoryStore,
+    items: list[MemoryInput],
+    actor: Actor,
+    reason: str = "",
+    context: dict | None = None,
+    item_notes: list[tuple[str, dict]] | None = None,
 ) -> list[MemoryWriteResult]:
-    """Create memories in one transaction; content already known for that user returns the existing row."""
+    """Create memories in one transaction; content already known for that user returns the existing row.
+
+    `item_notes` gives each item its own revision (reason, context), e.g. the messages it came from.
+    """
+    notes = item_notes or [(reason, context or {})] * len(items)
     if len(items) > settings.MEMORYHUB_MAX_BULK:
         raise PayloadTooLargeError(
             f"{len(items)} memories in one request; the limit is {settings.MEMORYHUB_MAX_BULK}.",
@@ -257,8 +267,8 @@ def memory_bulk_create(
     for attempt in range(3):
         try:
             return _insert_memories(
-                store=store, items=items, digests=digests, vectors=vectors, actor=actor, reason=reason,
-                context=context, candidate_keys=set(to_embed) | set(known),
+                store=store, items=items, digests=digests, vectors=vectors, actor=actor,
+                notes=notes, candidate_keys=set(to_embed) | set(known),
             )
         except IntegrityError as exc:
             if attempt == 2:
@@ -270,14 +280,14 @@ def memory_bulk_create(
 
 @transaction.atomic
 def _insert_memories(
-    *, store, items, digests, vectors, actor, reason, context, candidate_keys
+    *, store, items, digests, vectors, actor, notes, candidate_keys
 ) -> list[MemoryWriteResult]:
     now = timezone.now()
     known = _find_live_duplicates(store, candidate_keys)
     results: list[MemoryWriteResult] = []
     new_memories: list[Memory] = []
     created_here: dict[tuple[str, str], Memory] = {}
-    for item, digest in zip(items, digests, strict=False):
+    for index, (item, digest) in enumerate(zip(items, digests, strict=False)):
         key = (item.user_id, digest)
         if key in known:
             results.append(MemoryWriteResult(memory=known[key], duplicate=True))
@@ -310,7 +320,7 @@ def _insert_memories(
             updated_at=now,
         )
         created_here[key] = memory
-        new_memories.append(memory)
+        new_memories.append((memory, notes[index]))
         results.append(MemoryWriteResult(memory=memory, duplicate=False))
     revisions = [
         _revision(
@@ -319,12 +329,12 @@ def _insert_memories(
             actor=actor,
             before=None,
             after=memory_snapshot(memory),
-            reason=reason,
-            context=context,
+            reason=note_reason,
+            context=note_context,
         )
-        for memory in new_memories
+        for memory, (note_reason, note_context) in new_memories
     ]
-    copy_rows(Memory, new_memories, exclude=("search_vector",))
+    copy_rows(Memory, [memory for memory, _ in new_memories], exclude=("search_vector",))
     copy_rows(MemoryRevision, revisions, exclude=("id",))
     return results
 
@@ -373,7 +383,13 @@ def memory_update(
         new_vector = _embed(store, [changes["content"]])[0]
 
     with transaction.atomic():
-        locked = Memory.objects.select_for_update().select_related("store").get(pk=memory.pk)
+        # Without the vector: an edit that keeps the content neither reads nor rewrites it.
+        locked = (
+            Memory.objects.select_for_update(of=("self",))
+            .select_related("store")
+            .defer("embedding", "search_vector")
+            .get(pk=memory.pk)
+        )
         before = memory_snapshot(locked)
         for name, value in changes.items():
             setattr(locked, name, value)
