@@ -13,11 +13,11 @@ Only the standard library is used.
 import json
 import math
 import re
-import threading
 import zlib
-from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.fakes.base import ScriptedServer
 
 _WORD = re.compile(r"\w+")
 
@@ -102,73 +102,20 @@ class RecordedRequest:
 
 
 @dataclass
-class FakeOpenAIServer:
+class FakeOpenAIServer(ScriptedServer):
     dimension: int = 256
     default: Reply = field(default_factory=Reply.ok)
 
-    def __post_init__(self):
-        self._script: deque[Reply] = deque()
-        self._requests: list[RecordedRequest] = []
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+    thread_name = "fake-openai"
 
-    # --- control ------------------------------------------------------------------------------------
-
-    def start(self) -> "FakeOpenAIServer":
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))  # port 0: a free port
-        self._httpd.daemon_threads = True
-        # A short poll interval keeps shutdown() (which waits for the next poll) fast.
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()  # wakes handlers sleeping in a slow reply
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._thread.join(timeout=5)
-            self._httpd = None
-
-    def __enter__(self) -> "FakeOpenAIServer":
-        return self.start()
-
-    def __exit__(self, *exc_info) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        return self._httpd.server_address[1]
+    def handler_class(self):
+        return _handler_for(self)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def script(self, *replies: Reply) -> None:
-        """Queue replies for the next requests, in order; `default` answers once they run out."""
-        with self._lock:
-            self._script.extend(replies)
-
-    def reset(self) -> None:
-        with self._lock:
-            self._script.clear()
-            self._requests.clear()
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        with self._lock:
-            return list(self._requests)
-
     # --- serving ------------------------------------------------------------------------------------
-
-    def _next_reply(self, request: RecordedRequest) -> Reply:
-        with self._lock:
-            self._requests.append(request)
-            return self._script.popleft() if self._script else self.default
 
     def _embeddings_body(self, request: RecordedRequest, reply: Reply) -> dict:
         dimension = reply.dimension if reply.kind == "wrong_dimension" else self.dimension
