@@ -8,13 +8,14 @@ import uuid
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Q
 
 from apps.core.actors import Actor
+from apps.core.embeddings import get_embedder
 from apps.extraction.extractors.base import Candidate
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.normalise import content_hash
-from apps.memories.selectors import SearchQuery, memory_search
 from apps.memories.services import (
     MemoryInput,
     memory_add_provenance,
@@ -58,6 +59,46 @@ class _LiveMemories:
             memory.pk: memory
             for memory in _live_memories(store, user_id).filter(relevant).defer("embedding", "search_vector")
         }
+        self.gone_ids: set = set()
+        self.nearest = self._nearest_active(
+            [candidate for candidate in candidates if candidate.action != "delete"]
+        )
+
+    def _nearest_active(self, candidates: list[Candidate]) -> dict[int, tuple]:
+        """For each candidate (by id()), the user's closest active memory of the same type and its cosine
+        similarity, for all candidates in one statement (a LATERAL nearest-neighbour per candidate)."""
+        if not candidates:
+            return {}
+        store = self.store
+        embedder = get_embedder(
+            provider=store.embedding_provider, model=store.embedding_model, dimension=store.embedding_dimension
+        )
+        vectors = embedder.embed([candidate.content for candidate in candidates])
+        dimension = int(store.embedding_dimension)  # one of SUPPORTED_DIMENSIONS, from the database
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""
+                SELECT c.position, n.id, 1 - n.distance
+                FROM unnest(%(vectors)s::text[], %(types)s::text[]) WITH ORDINALITY AS c(vector, memory_type, position)
+                CROSS JOIN LATERAL (
+                    SELECT m.id, m.embedding::vector({dimension}) <=> c.vector::vector({dimension}) AS distance
+                    FROM memories_memory m
+                    WHERE m.store_id = %(store)s AND m.user_id = %(user)s AND m.status = 'active'
+                      AND m.memory_type = c.memory_type AND m.embedding_dimension = {dimension}
+                      AND (m.expires_at IS NULL OR m.expires_at > now())
+                    ORDER BY 2
+                    LIMIT 1
+                ) n
+                """,
+                {
+                    "vectors": ["[" + ",".join(repr(float(value)) for value in vector) + "]" for vector in vectors],
+                    "types": [candidate.memory_type for candidate in candidates],
+                    "store": store.pk,
+                    "user": self.user_id,
+                },
+            )
+            rows = cursor.fetchall()
+        return {id(candidates[position - 1]): (memory_id, similarity) for position, memory_id, similarity in rows}
 
     def with_hash(self, digest: str) -> Memory | None:
         return next((memory for memory in self.memories.values() if memory.content_hash == digest), None)
@@ -81,16 +122,15 @@ class _LiveMemories:
         exact = self.with_hash(content_hash(candidate.content))
         if exact or (candidate.subject and self.with_subject(candidate.subject)):
             return exact
-        hits = memory_search(
-            store=self.store,
-            search=SearchQuery(query=candidate.content, mode="vector", user_id=self.user_id, limit=1,
-                               memory_types=(candidate.memory_type,)),
-        )
-        if hits and hits[0].similarity is not None and (
-            hits[0].similarity >= settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY
-        ):
-            return hits[0].memory
-        return None
+        nearest = self.nearest.get(id(candidate))
+        if nearest is None:
+            return None
+        memory_id, similarity = nearest
+        if similarity < settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY or memory_id in self.gone_ids:
+            return None
+        if memory_id not in self.memories:
+            self.memories[memory_id] = Memory.objects.defer("embedding", "search_vector").get(pk=memory_id)
+        return self.memories[memory_id]
 
     def added(self, memory: Memory) -> None:
         if memory.status == Memory.Status.ACTIVE:
@@ -98,6 +138,7 @@ class _LiveMemories:
 
     def gone(self, memory: Memory) -> None:
         self.memories.pop(memory.pk, None)
+        self.gone_ids.add(memory.pk)
 
 
 def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate], actor: Actor) -> ConsolidationCounts:
