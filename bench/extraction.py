@@ -9,9 +9,7 @@ second from a backlog. Job timings come from the ExtractionJob rows. See bench/R
 """
 
 import argparse
-import os
 import random
-import signal
 import sys
 import threading
 import time
@@ -19,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conversations import AGENT_ID, SessionStream, messages_path, post_batch
-from harness import BENCH_DIR, ROOT, bench_tenant_and_key, bootstrap_django, int_list, log, migrate, production_env
+from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, production_env
+from harness import start as harness_start
 from jobs import (
     delete_store,
     open_jobs,
@@ -478,29 +477,16 @@ def run_throughput(server, headers, store, conversations, args, *, worker_env) -
 # --- Main -------------------------------------------------------------------------------------------
 
 
-def _exit_on_sigterm(signum, frame):
-    raise SystemExit(128 + signum)
-
-
 def main(argv=None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    sys.path.insert(0, str(BENCH_DIR))
-    bootstrap_django()
+    load_at_start = harness_start("memoryhub extraction benchmark")
 
     import extraction_report
-    import report
     from conversations import SupportConversations
-    from django.db import connection
     from load import QCluster, Server
 
     from apps.memories.models import Memory
 
-    load_at_start = os.getloadavg()
-    log(
-        f"memoryhub extraction benchmark: database {connection.settings_dict['NAME']}, {report.cpu_count()} CPUs, "
-        "load average {:.2f} {:.2f} {:.2f}".format(*load_at_start)
-    )
     started = time.perf_counter()
     tenant, raw_key, stores = prepare(args)
     memories_at_start = Memory.objects.count()

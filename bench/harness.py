@@ -4,6 +4,7 @@ API key, the production environment for the server and worker subprocesses, and 
 import argparse
 import os
 import secrets
+import signal
 import sys
 from pathlib import Path
 
@@ -88,3 +89,26 @@ def production_env(**overrides: str) -> dict[str, str]:
         env["ALLOWED_HOSTS"] = ",".join([*hosts, "127.0.0.1"])
     env.update(overrides)
     return env
+
+
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)  # so `finally` blocks stop the server and worker subprocesses
+
+
+def start(title: str) -> tuple[float, float, float]:
+    """Common start of a benchmark: clean exit on SIGTERM, Django on the bench database, a header line.
+
+    Returns the load average at the start, for the report.
+    """
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    bootstrap_django()
+    import report
+    from django.db import connection
+
+    load_at_start = os.getloadavg()
+    log(
+        f"{title}: database {connection.settings_dict['NAME']}, {report.cpu_count()} CPUs, "
+        "load average {:.2f} {:.2f} {:.2f}".format(*load_at_start)
+    )
+    return load_at_start

@@ -10,16 +10,15 @@ section of the markdown report (bench/report.py). See bench/README.md.
 import argparse
 import json
 import math
-import os
 import random
 import re
-import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import BENCH_DIR, ROOT, bench_tenant_and_key, bootstrap_django, int_list, log, migrate, production_env
+from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, production_env
+from harness import start as harness_start
 
 KEY_NAME = "bench/search.py"
 SEARCH_STORE = "bench-search"
@@ -377,26 +376,14 @@ def run_ingest_phases(server, raw_key: str, corpus, args) -> list[IngestResult]:
 # --- Main -------------------------------------------------------------------------------------------
 
 
-def _exit_on_sigterm(signum, frame):
-    raise SystemExit(128 + signum)
-
-
 def main(argv=None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    sys.path.insert(0, str(BENCH_DIR))
-    bootstrap_django()
+    load_at_start = harness_start("memoryhub benchmark")
 
     import report
     import seeding
-    from django.db import connection
     from load import Server
 
-    load_at_start = os.getloadavg()
-    log(
-        f"memoryhub benchmark: database {connection.settings_dict['NAME']}, {report.cpu_count()} CPUs, "
-        "load average {:.2f} {:.2f} {:.2f}".format(*load_at_start)
-    )
     started = time.perf_counter()
     tenant, raw_key, corpus, store, seed_result = prepare(args)
     log("query plans:")

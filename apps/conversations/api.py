@@ -131,8 +131,6 @@ class SessionFlushApi(SessionScopedView):
                 {"wait": [f"Must be a number of seconds from 0 to {MAX_FLUSH_WAIT_SECONDS}, got {raw_wait!r}."]}
             )
         jobs, complete = extraction_services.extraction_flush_and_wait(session=session, wait_seconds=wait)
-        session.refresh_from_db()
-        session.store = self.get_store()
         body = {
             "complete": complete,
             "session": session,

@@ -1,10 +1,10 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from apps.conversations.serializers import JobListQuery, JobOutput
 from apps.core.api import ApiView, validated
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.extraction import selectors, services
+from apps.extraction.serializers import JobListQuery, JobOutput
 
 
 class JobListApi(ApiView):

@@ -1,5 +1,7 @@
+from apps.core.errors import NotFoundError
 from apps.extraction.extractors.base import ConversationMessage, ExistingMemory
-from apps.memories.models import Memory, MemoryStore
+from apps.extraction.models import ExtractionJob
+from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.selectors import SearchQuery, memory_search
 
 KEYED_MEMORY_LIMIT = 100
@@ -43,8 +45,6 @@ def related_memories(
 
 
 def job_list(*, api_key, store_name=None, session_id=None, status=None):
-    from apps.extraction.models import ExtractionJob
-
     jobs = ExtractionJob.objects.filter(store__tenant=api_key.tenant).select_related("store", "session")
     if api_key.store_names:
         jobs = jobs.filter(store__name__in=api_key.store_names)
@@ -58,8 +58,6 @@ def job_list(*, api_key, store_name=None, session_id=None, status=None):
 
 
 def job_get(*, api_key, job_id):
-    from apps.core.errors import NotFoundError
-
     job = job_list(api_key=api_key).filter(pk=job_id).first()
     if job is None:
         raise NotFoundError(f"Extraction job {job_id} not found.", code="job_not_found")
@@ -68,8 +66,6 @@ def job_get(*, api_key, job_id):
 
 def job_changes(*, job_ids) -> list[dict]:
     """The memory changes the given jobs made, from the revisions they wrote."""
-    from apps.memories.models import MemoryRevision
-
     revisions = MemoryRevision.objects.filter(context__job_id__in=[str(job_id) for job_id in job_ids]).order_by("id")
     return [
         {

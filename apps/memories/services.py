@@ -362,11 +362,6 @@ _EDITABLE_FIELDS = (
     "expires_at",
 )
 
-_STATUS_ACTIONS = {
-    Memory.Status.DELETED: MemoryRevision.Action.DELETE,
-}
-
-
 def memory_update(
     *, memory: Memory, changes: dict, actor: Actor, reason: str = "", context: dict | None = None
 ) -> Memory:

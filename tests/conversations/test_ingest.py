@@ -96,7 +96,7 @@ def test_bad_messages_are_400_and_store_nothing(quiet_store, messages, fragment)
     response = _post(quiet_store.client("write"), messages)
     assert response.status_code == 400, response.content
     assert fragment in str(response.json()["error"])
-    assert not Session.objects.exists() or not Message.objects.exists()
+    assert not Session.objects.exists() and not Message.objects.exists()
 
 
 def test_limits_answer_413(quiet_store, settings):

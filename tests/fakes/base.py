@@ -4,9 +4,10 @@ Subclasses (dataclasses with a `default` reply) provide `handler_class()`; tests
 `script()` and read what arrived from `requests`.
 """
 
+import json
 import threading
 from collections import deque
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class ScriptedServer:
@@ -74,3 +75,31 @@ class ScriptedServer:
         with self._lock:
             self._requests.append(request)
             return self._script.popleft() if self._script else self.default
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """Request handler plumbing of the fakes: read a JSON body, send a JSON reply, stay quiet."""
+
+    def read_json(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return None
+
+    def _send(self, status_code: int, text: str, extra_headers: dict | None = None) -> None:
+        payload = text.encode("utf-8")
+        try:
+            self.send_response(status_code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in (extra_headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test); nothing to tell it
+
+    def log_message(self, format, *args):
+        pass

@@ -15,9 +15,8 @@ import math
 import re
 import zlib
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 
-from tests.fakes.base import ScriptedServer
+from tests.fakes.base import JsonHandler, ScriptedServer
 
 _WORD = re.compile(r"\w+")
 
@@ -133,16 +132,11 @@ class FakeOpenAIServer(ScriptedServer):
 
 
 def _handler_for(server: FakeOpenAIServer):
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(JsonHandler):
         protocol_version = "HTTP/1.1"
 
         def do_POST(self):
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = None
+            body = self.read_json()
             request = RecordedRequest(
                 method="POST",
                 path=self.path,
@@ -164,20 +158,5 @@ def _handler_for(server: FakeOpenAIServer):
                 return
             self._send(200, json.dumps(server._embeddings_body(request, reply)))
 
-        def _send(self, status_code: int, text: str, extra_headers: dict | None = None) -> None:
-            payload = text.encode("utf-8")
-            try:
-                self.send_response(status_code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in (extra_headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (a timeout test); nothing to tell it
-
-        def log_message(self, format, *args):
-            pass
 
     return Handler
