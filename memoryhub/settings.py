@@ -164,7 +164,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"MemoryTypeEnum": "apps.memories.models.Memory.Type"},
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryTypeEnum": "apps.memories.models.Memory.Type",
+        "TaskStatusEnum": "apps.conversations.models.TaskState.Status",
+    },
 }
 # Bulk writes carry up to 500 memories of up to 8 KiB each, plus metadata.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYHUB_MAX_REQUEST_BYTES", 10 * 1024 * 1024, minimum=1024)
@@ -205,6 +208,18 @@ _llm_temperature_omitted = env_str("LLM_TEMPERATURE", "0").strip().lower() == "n
 LLM_TEMPERATURE = None if _llm_temperature_omitted else env_float("LLM_TEMPERATURE", 0.0)
 LLM_STRUCTURED_OUTPUT = env_bool("LLM_STRUCTURED_OUTPUT", True)
 # --- end LLM extraction
+
+# --- Working state (per-session working memory, scratchpad, checkpoints) --------------------------
+# Defaults for every store; a store's working_memory_config overrides them per key.
+WORKING_MEMORY_DEFAULT_TTL_SECONDS = env_int("WORKING_MEMORY_DEFAULT_TTL_SECONDS", 0, minimum=0)  # 0: no expiry
+WORKING_MEMORY_MAX_ITEMS = env_int("WORKING_MEMORY_MAX_ITEMS", 1000, minimum=1)
+WORKING_MEMORY_MAX_VALUE_BYTES = env_int("WORKING_MEMORY_MAX_VALUE_BYTES", 64 * 1024, minimum=16)
+SCRATCHPAD_MAX_ENTRIES = env_int("SCRATCHPAD_MAX_ENTRIES", 500, minimum=1)
+SCRATCHPAD_MAX_ENTRY_CHARS = env_int("SCRATCHPAD_MAX_ENTRY_CHARS", 16384, minimum=64)
+CHECKPOINT_TTL_SECONDS = env_int("CHECKPOINT_TTL_SECONDS", 7 * 24 * 3600, minimum=0)  # 0: kept until deleted
+CHECKPOINT_MAX_PER_SESSION = env_int("CHECKPOINT_MAX_PER_SESSION", 50, minimum=1)
+# How long terminate waits for the final extraction before writing the episode anyway.
+TERMINATE_EXTRACTION_WAIT_SECONDS = env_float("TERMINATE_EXTRACTION_WAIT_SECONDS", 30.0)
 
 # --- Extraction --------------------------------------------------------------------------------------
 EXTRACTION_MAX_ATTEMPTS = env_int("EXTRACTION_MAX_ATTEMPTS", 3, minimum=1)

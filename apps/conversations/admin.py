@@ -1,10 +1,28 @@
-"""Sessions in the admin: read-only, with the transcript and the session's extraction jobs."""
+"""Sessions in the admin: transcript, working state, checkpoints and event log, read-only.
 
-from django.contrib import admin
+Staff with the tenant's admin role can terminate a session or restore a checkpoint; both go
+through the same services as the API.
+"""
 
-from apps.conversations.models import Message, Session
+from django.contrib import admin, messages
+
+from apps.conversations import services
+from apps.conversations.models import (
+    Checkpoint,
+    Message,
+    ScratchpadEntry,
+    Session,
+    SessionEvent,
+    TaskState,
+    WorkingMemoryItem,
+)
+from apps.core.actors import Actor
 from apps.core.admin import TenantScopedAdmin
+from apps.core.errors import ApplicationError
 from apps.extraction.models import ExtractionJob
+from apps.tenancy.models import Membership
+
+ADMIN_TERMINATE_WAIT_SECONDS = 5.0
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -30,6 +48,55 @@ class TranscriptInline(ReadOnlyInline):
     verbose_name_plural = "Transcript"
 
 
+class TaskStateInline(ReadOnlyInline):
+    model = TaskState
+    fields = ["description", "status", "current_step", "total_steps", "progress", "metadata", "started_at",
+              "updated_at", "finished_at"]
+    readonly_fields = fields
+    verbose_name_plural = "Task state"
+
+
+class WorkingMemoryInline(ReadOnlyInline):
+    model = WorkingMemoryItem
+    fields = ["key", "value", "version", "size_bytes", "expires_at", "updated_at"]
+    readonly_fields = fields
+    ordering = ["key"]
+    verbose_name_plural = "Working memory"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).live()
+
+
+class ScratchpadInline(ReadOnlyInline):
+    model = ScratchpadEntry
+    fields = ["seq", "content", "created_at"]
+    readonly_fields = fields
+    ordering = ["seq"]
+    verbose_name_plural = "Scratchpad"
+
+
+class CheckpointInline(ReadOnlyInline):
+    model = Checkpoint
+    fields = ["created_at", "description", "kind", "message_seq", "working_memory_items", "has_task_state",
+              "scratchpad_entries", "expires_at", "created_by"]
+    readonly_fields = fields
+    ordering = ["-created_at"]
+    show_change_link = True
+    verbose_name_plural = "Checkpoints (restore one from its page)"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).live().defer("snapshot")
+
+
+class EventInline(ReadOnlyInline):
+    model = SessionEvent
+    fields = ["created_at", "event", "from_status", "to_status", "checkpoint_id", "actor_label", "duration_ms",
+              "data"]
+    readonly_fields = fields
+    ordering = ["id"]
+    verbose_name_plural = "Event log"
+
+
 class JobInline(ReadOnlyInline):
     model = ExtractionJob
     fields = ["created_at", "from_seq", "to_seq", "status", "trigger", "attempts", "added", "updated", "deleted",
@@ -39,16 +106,10 @@ class JobInline(ReadOnlyInline):
     verbose_name_plural = "Extraction jobs"
 
 
-@admin.register(Session)
-class SessionAdmin(TenantScopedAdmin):
-    tenant_path = "store__tenant"
-    list_display = ["external_id", "store", "user_id", "agent_id", "status", "message_count", "extracted_seq",
-                    "last_activity_at"]
-    list_filter = ["status", "store"]
-    search_fields = ["external_id", "user_id", "agent_id"]
-    list_select_related = ["store"]
-    readonly_fields = [field.name for field in Session._meta.fields]
-    inlines = [TranscriptInline, JobInline]
+class ReadOnlyTenantAdmin(TenantScopedAdmin):
+    """Rows are written only by services (through the actions); nobody edits them in forms."""
+
+    edit_role = Membership.Role.ADMIN
 
     def has_add_permission(self, request):
         return False
@@ -58,3 +119,67 @@ class SessionAdmin(TenantScopedAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def report(self, request, done: int, verb: str, refused: list[str]) -> None:
+        if done:
+            self.message_user(request, f"{verb} {done}.", messages.SUCCESS)
+        for line in refused:
+            self.message_user(request, line, messages.WARNING)
+
+
+@admin.register(Session)
+class SessionAdmin(ReadOnlyTenantAdmin):
+    tenant_path = "store__tenant"
+    list_display = ["external_id", "store", "user_id", "agent_id", "status", "message_count", "extracted_seq",
+                    "last_activity_at"]
+    list_filter = ["status", "store"]
+    search_fields = ["external_id", "user_id", "agent_id"]
+    list_select_related = ["store"]
+    readonly_fields = [field.name for field in Session._meta.fields]
+    inlines = [TaskStateInline, WorkingMemoryInline, ScratchpadInline, CheckpointInline, EventInline, TranscriptInline,
+               JobInline]
+    actions = ["terminate_sessions"]
+
+    @admin.action(description="Terminate selected sessions (final extraction, episode memory)")
+    def terminate_sessions(self, request, queryset):
+        done, refused = 0, []
+        actor = Actor.for_user(request.user)
+        options = services.TerminateInput(wait_seconds=ADMIN_TERMINATE_WAIT_SECONDS)
+        for session in self.editable_queryset(request, queryset).select_related("store"):
+            try:
+                services.session_terminate(session=session, actor=actor, options=options)
+                done += 1
+            except ApplicationError as exc:
+                refused.append(f"{session.external_id}: {exc.message}")
+        self.report(request, done, "Terminated session(s):", refused)
+
+
+@admin.register(Checkpoint)
+class CheckpointAdmin(ReadOnlyTenantAdmin):
+    tenant_path = "session__store__tenant"
+    list_display = ["created_at", "session", "description", "kind", "message_seq", "working_memory_items",
+                    "has_task_state", "scratchpad_entries", "expires_at"]
+    list_filter = ["kind", "session__store"]
+    search_fields = ["=id", "session__external_id", "session__user_id", "description"]
+    list_select_related = ["session", "session__store"]
+    readonly_fields = [field.name for field in Checkpoint._meta.fields]
+    actions = ["restore_checkpoints"]
+
+    @admin.action(description="Restore selected checkpoint into its session (replaces its working state)")
+    def restore_checkpoints(self, request, queryset):
+        done, refused = 0, []
+        chosen = list(self.editable_queryset(request, queryset).select_related("session", "session__store"))
+        per_session = {}
+        for checkpoint in chosen:
+            per_session.setdefault(checkpoint.session_id, []).append(checkpoint)
+        actor = Actor.for_user(request.user)
+        for checkpoints in per_session.values():
+            if len(checkpoints) > 1:
+                refused.append(f"{checkpoints[0].session.external_id}: choose one checkpoint per session.")
+                continue
+            try:
+                services.checkpoint_restore(checkpoint=checkpoints[0], actor=actor)
+                done += 1
+            except ApplicationError as exc:
+                refused.append(f"{checkpoints[0].session.external_id}: {exc.message}")
+        self.report(request, done, "Restored checkpoint(s):", refused)

@@ -19,7 +19,7 @@ def find_unstorable_text(value: str) -> str | None:
     return None
 
 
-def _check_json_tree(value, path: str = "") -> None:
+def check_json_tree(value, path: str = "") -> None:
     if isinstance(value, str):
         problem = find_unstorable_text(value)
         if problem:
@@ -32,10 +32,10 @@ def _check_json_tree(value, path: str = "") -> None:
             problem = find_unstorable_text(key)
             if problem:
                 raise serializers.ValidationError(f"key {key!r} {problem}")
-            _check_json_tree(inner, f"{path}.{key}" if path else key)
+            check_json_tree(inner, f"{path}.{key}" if path else key)
     elif isinstance(value, list):
         for index, inner in enumerate(value):
-            _check_json_tree(inner, f"{path}[{index}]")
+            check_json_tree(inner, f"{path}[{index}]")
 
 
 class CleanCharField(serializers.CharField):
@@ -77,7 +77,7 @@ class MetadataField(serializers.JSONField):
         value = super().to_internal_value(data)
         if not isinstance(value, dict):
             raise serializers.ValidationError("Must be a JSON object.")
-        _check_json_tree(value)
+        check_json_tree(value)
         size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
         limit = settings.MEMORYHUB_MAX_METADATA_BYTES
         if size > limit:

@@ -45,7 +45,10 @@ def _clean_metadata(value):
 # --- Stores -----------------------------------------------------------------------------------------
 
 
-_STORE_MUTABLE_FIELDS = ["description", "review_policy", "search_defaults", "max_content_length", "extraction_config"]
+_STORE_MUTABLE_FIELDS = [
+    "description", "review_policy", "search_defaults", "max_content_length", "extraction_config",
+    "working_memory_config",
+]
 _STORE_FIXED_FIELDS = ["tenant", "name", "embedding_provider", "embedding_model", "embedding_dimension"]
 
 
@@ -82,6 +85,7 @@ class StoreCreateForm(ServiceModelForm):
             search_defaults=data["search_defaults"] or {},
             max_content_length=data["max_content_length"],
             extraction_config=data["extraction_config"] or {},
+            working_memory_config=data["working_memory_config"] or {},
         )
 
 
@@ -97,6 +101,9 @@ class StoreChangeForm(ServiceModelForm):
 
     def clean_extraction_config(self):
         return self.cleaned_data["extraction_config"] or {}
+
+    def clean_working_memory_config(self):
+        return self.cleaned_data["working_memory_config"] or {}
 
     def run_service(self):
         return store_update(store=self.unchanged, changes=self.changed_values(_STORE_MUTABLE_FIELDS))

@@ -41,6 +41,8 @@ class MemoryStore(BaseModel):
     max_content_length = models.PositiveIntegerField(default=8192)
     # Validated by apps.extraction.config; missing keys take the defaults there.
     extraction_config = models.JSONField(default=dict, blank=True)
+    # Overrides of the working-state limits, validated by apps.conversations.config.
+    working_memory_config = models.JSONField(default=dict, blank=True)
 
     objects = MemoryStoreQuerySet.as_manager()
 

@@ -148,7 +148,17 @@ def _filter_sql(store: MemoryStore, search: SearchQuery) -> tuple[str, dict]:
     return " AND ".join(clauses), params
 
 
-def memory_search(*, store: MemoryStore, search: SearchQuery) -> list[SearchHit]:
+def memory_query_vector(*, store: MemoryStore, query: str) -> list[float]:
+    """The query's embedding with the store's embedder, for several searches of one query."""
+    embedder = get_embedder(
+        provider=store.embedding_provider, model=store.embedding_model, dimension=int(store.embedding_dimension)
+    )
+    return embedder.embed_query(query)
+
+
+def memory_search(
+    *, store: MemoryStore, search: SearchQuery, query_vector: list[float] | None = None
+) -> list[SearchHit]:
     """Rank a store's live memories against a query by vector similarity, full text, or both (RRF).
 
     Both signals are ranked in the database, each through its own index: the partial HNSW index of
@@ -165,10 +175,9 @@ def memory_search(*, store: MemoryStore, search: SearchQuery) -> list[SearchHit]
     dimension = int(store.embedding_dimension)  # from the database, one of SUPPORTED_DIMENSIONS
     ctes = []
     if search.mode in ("hybrid", "vector"):
-        embedder = get_embedder(
-            provider=store.embedding_provider, model=store.embedding_model, dimension=dimension
-        )
-        params["query_vector"] = "[" + ",".join(repr(float(v)) for v in embedder.embed_query(search.query)) + "]"
+        if query_vector is None:
+            query_vector = memory_query_vector(store=store, query=search.query)
+        params["query_vector"] = "[" + ",".join(repr(float(v)) for v in query_vector) + "]"
         ctes.append(
             f"""vector_hits AS MATERIALIZED (
                 SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank

@@ -1,6 +1,7 @@
 from django.conf import settings
 from rest_framework import serializers
 
+from apps.conversations.config import working_state_settings_for
 from apps.core.embeddings import PROVIDERS, SUPPORTED_DIMENSIONS
 from apps.core.fields import CleanCharField, FiniteFloatField, MetadataField, StrictIntegerField, iso_datetime
 from apps.memories.models import Memory, MemoryStore
@@ -20,6 +21,7 @@ class StoreCreateInput(serializers.Serializer):
     search_defaults = MetadataField(required=False, default=dict)
     max_content_length = StrictIntegerField(required=False, min_value=16, max_value=1_000_000)
     extraction_config = MetadataField(required=False, default=dict)
+    working_memory_config = MetadataField(required=False, default=dict)
 
 
 class StoreUpdateInput(serializers.Serializer):
@@ -28,6 +30,7 @@ class StoreUpdateInput(serializers.Serializer):
     search_defaults = MetadataField(required=False)
     max_content_length = StrictIntegerField(required=False, min_value=16, max_value=1_000_000)
     extraction_config = MetadataField(required=False)
+    working_memory_config = MetadataField(required=False)
     # Accepted only to explain that they are fixed.
     name = serializers.CharField(required=False)
     embedding_provider = serializers.CharField(required=False)
@@ -36,6 +39,10 @@ class StoreUpdateInput(serializers.Serializer):
 
 
 class StoreOutput(serializers.ModelSerializer):
+    working_memory_config = serializers.SerializerMethodField(
+        help_text="Working-state limits in effect: the store's overrides over the server defaults."
+    )
+
     class Meta:
         model = MemoryStore
         fields = [
@@ -49,9 +56,13 @@ class StoreOutput(serializers.ModelSerializer):
             "search_defaults",
             "max_content_length",
             "extraction_config",
+            "working_memory_config",
             "created_at",
             "updated_at",
         ]
+
+    def get_working_memory_config(self, store) -> dict:
+        return working_state_settings_for(store).as_dict()
 
 
 # --- Memories ---------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from apps.conversations.config import working_state_overrides_validate
 from apps.core.actors import Actor
 from apps.core.bulk import copy_rows
 from apps.core.embeddings import get_embedder, resolve_embedding_config
@@ -54,6 +55,7 @@ def store_create(
     search_defaults: dict | None = None,
     max_content_length: int | None = None,
     extraction_config: dict | None = None,
+    working_memory_config: dict | None = None,
 ) -> MemoryStore:
     """Create a memory store; its embedder is fixed from here on."""
     provider = embedding_provider or settings.MEMORYHUB_DEFAULT_EMBEDDER
@@ -75,6 +77,7 @@ def store_create(
                 search_defaults=_validate_search_defaults(search_defaults or {}),
                 max_content_length=max_content_length or settings.MEMORYHUB_DEFAULT_MAX_CONTENT_LENGTH,
                 extraction_config=extraction_settings_validate(extraction_config).as_dict(),
+                working_memory_config=working_state_overrides_validate(working_memory_config),
             )
     except IntegrityError as exc:  # a concurrent create of the same name
         raise ConflictError(f"A store named {name!r} already exists.", code="store_exists") from exc
@@ -87,6 +90,7 @@ _MUTABLE_STORE_FIELDS = (
     "search_defaults",
     "max_content_length",
     "extraction_config",
+    "working_memory_config",
 )
 
 
@@ -103,6 +107,12 @@ def store_update(*, store: MemoryStore, changes: dict) -> MemoryStore:
         # A partial config changes only the keys it names.
         merged = {**store.extraction_config, **(changes["extraction_config"] or {})}
         changes["extraction_config"] = extraction_settings_validate(merged).as_dict()
+    if "working_memory_config" in changes:
+        # Partial, like extraction_config; a key set to null goes back to the server default.
+        merged = {**store.working_memory_config, **(changes["working_memory_config"] or {})}
+        changes["working_memory_config"] = working_state_overrides_validate(
+            {key: value for key, value in merged.items() if value is not None}
+        )
     if "search_defaults" in changes:
         changes["search_defaults"] = _validate_search_defaults(changes["search_defaults"])
     updated = [name for name in _MUTABLE_STORE_FIELDS if name in changes]

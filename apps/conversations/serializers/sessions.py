@@ -39,6 +39,8 @@ class SessionOutput(serializers.Serializer):
     extracted_seq = serializers.IntegerField()
     last_activity_at = serializers.DateTimeField()
     created_at = serializers.DateTimeField()
+    ended_at = serializers.DateTimeField(allow_null=True)
+    episode_memory_id = serializers.UUIDField(allow_null=True)
 
 
 class MessageOutput(serializers.Serializer):

@@ -6,7 +6,7 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 
 from apps.conversations import selectors, services
-from apps.conversations.serializers import (
+from apps.conversations.serializers.sessions import (
     FlushOutput,
     IngestInput,
     IngestOutput,

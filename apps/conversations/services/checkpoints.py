@@ -1,0 +1,281 @@
+"""Checkpoints: snapshots of a session's working state that it can be restored to."""
+
+import dataclasses
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from apps.conversations.config import working_state_settings_for
+from apps.conversations.models import Checkpoint, ScratchpadEntry, Session, SessionEvent, TaskState, WorkingMemoryItem
+from apps.conversations.services.events import elapsed_ms, record_event
+from apps.conversations.services.working_state import live_items, working_state_clear, writable_session
+from apps.core.actors import Actor
+from apps.core.errors import ApplicationError, ConflictError, NotFoundError
+
+MAX_CHECKPOINT_TTL_SECONDS = 365 * 24 * 3600
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _task_snapshot(task: TaskState | None) -> dict | None:
+    if task is None:
+        return None
+    return {
+        "description": task.description,
+        "current_step": task.current_step,
+        "total_steps": task.total_steps,
+        "progress": task.progress,
+        "status": task.status,
+        "metadata": task.metadata,
+        "started_at": _iso(task.started_at),
+        "updated_at": _iso(task.updated_at),
+        "finished_at": _iso(task.finished_at),
+    }
+
+
+def working_state_snapshot(session: Session, *, now: datetime) -> dict:
+    return {
+        "working_memory": [
+            {"key": item.key, "value": item.value, "expires_at": _iso(item.expires_at), "version": item.version}
+            for item in live_items(session, now).order_by("key")
+        ],
+        "task_state": _task_snapshot(TaskState.objects.filter(session=session).first()),
+        "scratchpad": [
+            {"seq": entry.seq, "content": entry.content, "metadata": entry.metadata, "created_at": _iso(entry.created_at)}
+            for entry in ScratchpadEntry.objects.filter(session=session).order_by("seq")
+        ],
+    }
+
+
+def _checkpoint_expiry(ttl_seconds: int | None, default_ttl: int, now: datetime) -> datetime | None:
+    ttl = default_ttl if ttl_seconds is None else ttl_seconds
+    if isinstance(ttl, bool) or not isinstance(ttl, int) or not 0 <= ttl <= MAX_CHECKPOINT_TTL_SECONDS:
+        raise ApplicationError(
+            f"ttl_seconds must be a whole number from 0 to {MAX_CHECKPOINT_TTL_SECONDS}.",
+            code="validation_error",
+            details={"ttl_seconds": ["Out of range."]},
+        )
+    return now + timedelta(seconds=ttl) if ttl else None
+
+
+@dataclass(frozen=True)
+class CheckpointCreateResult:
+    checkpoint: Checkpoint
+    pruned: list  # ids of automatic checkpoints removed to stay within the per-session cap
+
+
+def take_checkpoint(
+    session: Session, *, description: str, kind: str, ttl_seconds: int | None, actor: Actor, now: datetime
+) -> CheckpointCreateResult:
+    """Snapshot a locked session. At the cap, an automatic checkpoint replaces the oldest automatic
+    one; a manual checkpoint is refused (409) rather than silently deleting one the client made."""
+    config = working_state_settings_for(session.store)
+    expires_at = _checkpoint_expiry(ttl_seconds, config.checkpoint_ttl_seconds, now)
+    Checkpoint.objects.filter(session=session, expires_at__lte=now).delete()
+    existing = Checkpoint.objects.filter(session=session)
+    count = existing.count()
+    pruned = []
+    if count >= config.max_checkpoints:
+        excess = count - config.max_checkpoints + 1
+        automatic = list(
+            existing.filter(kind=Checkpoint.Kind.PAUSE).order_by("created_at").values_list("pk", flat=True)[:excess]
+        )
+        if kind == Checkpoint.Kind.MANUAL or len(automatic) < excess:
+            raise ConflictError(
+                f"Session {session.external_id!r} has {count} checkpoints, the limit of this store; "
+                "delete one before creating another.",
+                code="checkpoint_limit_reached",
+                details={"checkpoints": count, "limit": config.max_checkpoints},
+            )
+        Checkpoint.objects.filter(pk__in=automatic).delete()
+        pruned = [str(pk) for pk in automatic]
+    snapshot = working_state_snapshot(session, now=now)
+    checkpoint = Checkpoint.objects.create(
+        session=session,
+        description=description,
+        kind=kind,
+        snapshot=snapshot,
+        message_seq=session.last_seq,
+        extracted_seq=session.extracted_seq,
+        working_memory_items=len(snapshot["working_memory"]),
+        scratchpad_entries=len(snapshot["scratchpad"]),
+        has_task_state=snapshot["task_state"] is not None,
+        size_bytes=len(json.dumps(snapshot, ensure_ascii=False, separators=(",", ":")).encode("utf-8")),
+        expires_at=expires_at,
+        created_by=actor.label,
+        created_at=now,
+        updated_at=now,
+    )
+    return CheckpointCreateResult(checkpoint=checkpoint, pruned=pruned)
+
+
+def checkpoint_create(
+    *, session: Session, description: str = "", ttl_seconds: int | None = None, actor: Actor
+) -> CheckpointCreateResult:
+    """Snapshot the session's working memory, task state, scratchpad and message high-water mark."""
+    with transaction.atomic():
+        locked = Session.objects.select_for_update().get(pk=session.pk)
+        locked.store = session.store
+        return take_checkpoint(
+            locked, description=description, kind=Checkpoint.Kind.MANUAL, ttl_seconds=ttl_seconds, actor=actor,
+            now=timezone.now(),
+        )
+
+
+def checkpoint_delete(*, checkpoint: Checkpoint) -> None:
+    checkpoint.delete()
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    checkpoint: Checkpoint
+    cleared: dict | None  # what was removed first (clear_current), else None
+    working_memory: int  # items written from the snapshot
+    expired_skipped: int  # snapshot items whose expiry has passed since
+    task_state: bool
+    scratchpad: int
+    duration_ms: int = 0
+
+    def as_data(self) -> dict:
+        return {
+            "checkpoint_id": str(self.checkpoint.pk),
+            "message_seq": self.checkpoint.message_seq,
+            "cleared": self.cleared,
+            "restored": {
+                "working_memory": self.working_memory,
+                "task_state": self.task_state,
+                "scratchpad": self.scratchpad,
+            },
+            "expired_skipped": self.expired_skipped,
+        }
+
+
+def _restore_task_state(session: Session, snapshot: dict, now: datetime) -> None:
+    TaskState.objects.filter(session=session).delete()
+    TaskState.objects.create(
+        session=session,
+        description=snapshot["description"],
+        current_step=snapshot["current_step"],
+        total_steps=snapshot["total_steps"],
+        progress=snapshot["progress"],
+        status=snapshot["status"],
+        metadata=snapshot["metadata"],
+        started_at=parse_datetime(snapshot["started_at"]) or now,
+        updated_at=now,
+        finished_at=parse_datetime(snapshot["finished_at"]) if snapshot["finished_at"] else None,
+    )
+
+
+def restore_into(session: Session, checkpoint: Checkpoint, *, clear_current: bool, now: datetime) -> RestoreResult:
+    """Write a checkpoint's snapshot over a locked session's working state (inside the caller's transaction).
+
+    Items keep their absolute expiry: one that expired since the checkpoint stays gone. Without
+    `clear_current`, the snapshot's keys overwrite current ones, other keys stay, the task state is
+    replaced when the snapshot has one, and the scratchpad is left as it is.
+    """
+    snapshot = checkpoint.snapshot
+    cleared = working_state_clear(session) if clear_current else None
+
+    items = []
+    expired_skipped = 0
+    for saved in snapshot["working_memory"]:
+        expires_at = parse_datetime(saved["expires_at"]) if saved["expires_at"] else None
+        if expires_at is not None and expires_at <= now:
+            expired_skipped += 1
+            continue
+        items.append((saved, expires_at))
+    if items:
+        keys = [saved["key"] for saved, _ in items]
+        current = {item.key: item for item in WorkingMemoryItem.objects.filter(session=session, key__in=keys)}
+        new_live = sum(1 for key in keys if key not in current or current[key].is_expired(now))
+        limit = working_state_settings_for(session.store).max_items
+        live = live_items(session, now).count()
+        if live + new_live > limit:
+            raise ConflictError(
+                f"Restoring would put {live + new_live} items in working memory; the limit is {limit}. "
+                "Nothing was changed; restore with clear_current or delete keys first.",
+                code="working_memory_full",
+                details={"items": live, "adding": new_live, "limit": limit},
+            )
+        WorkingMemoryItem.objects.filter(session=session, key__in=keys).delete()
+        WorkingMemoryItem.objects.bulk_create(
+            WorkingMemoryItem(
+                session=session,
+                key=saved["key"],
+                value=saved["value"],
+                size_bytes=len(json.dumps(saved["value"], ensure_ascii=False, separators=(",", ":")).encode()),
+                version=saved.get("version", 1),
+                expires_at=expires_at,
+                created_at=now,
+                updated_at=now,
+            )
+            for saved, expires_at in items
+        )
+    if snapshot["task_state"] is not None:
+        _restore_task_state(session, snapshot["task_state"], now)
+    restored_entries = 0
+    if clear_current and snapshot["scratchpad"]:
+        ScratchpadEntry.objects.bulk_create(
+            ScratchpadEntry(
+                session=session,
+                seq=entry["seq"],
+                content=entry["content"],
+                metadata=entry["metadata"],
+                created_at=parse_datetime(entry["created_at"]) or now,
+            )
+            for entry in snapshot["scratchpad"]
+        )
+        restored_entries = len(snapshot["scratchpad"])
+    return RestoreResult(
+        checkpoint=checkpoint,
+        cleared=cleared,
+        working_memory=len(items),
+        expired_skipped=expired_skipped,
+        task_state=snapshot["task_state"] is not None,
+        scratchpad=restored_entries,
+    )
+
+
+def checkpoint_restore(*, checkpoint: Checkpoint, clear_current: bool = True, actor: Actor) -> RestoreResult:
+    """Replace the session's working state with the checkpoint's, atomically; the checkpoint stays."""
+    started = time.monotonic()
+    with transaction.atomic():
+        session = writable_session(checkpoint.session)
+        now = timezone.now()
+        locked_checkpoint = Checkpoint.objects.filter(pk=checkpoint.pk, session=session).first()
+        if locked_checkpoint is None or locked_checkpoint.is_expired(now):
+            raise NotFoundError(f"Checkpoint {checkpoint.pk} not found.", code="checkpoint_not_found")
+        result = restore_into(session, locked_checkpoint, clear_current=clear_current, now=now)
+        record_event(
+            session,
+            event=SessionEvent.Event.RESTORE,
+            from_status=session.status,
+            to_status=session.status,
+            actor=actor,
+            checkpoint_id=locked_checkpoint.pk,
+            data=result.as_data(),
+            started=started,
+        )
+    return dataclasses.replace(result, duration_ms=elapsed_ms(started))
+
+
+def checkpoint_purge_expired(*, now: datetime | None = None) -> int:
+    deleted, _ = Checkpoint.objects.filter(expires_at__lte=now or timezone.now()).delete()
+    return deleted
+
+
+def parse_checkpoint_id(raw) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(raw))
+    except (ValueError, TypeError, AttributeError):
+        raise ApplicationError(
+            f"{raw!r} is not a checkpoint id (a UUID).", code="validation_error", details={"checkpoint_id": ["Not a UUID."]}
+        ) from None
