@@ -19,7 +19,28 @@ def find_unstorable_text(value: str) -> str | None:
     return None
 
 
+MAX_JSON_DEPTH = 100
+
+
+def check_json_depth(value, limit: int = MAX_JSON_DEPTH) -> None:
+    """Refuse JSON nested deeper than `limit` arrays/objects, before anything recursive (json.dumps) sees it."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limit:
+                raise serializers.ValidationError(f"Nested more than {limit} levels deep.")
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+
+
 def check_json_tree(value, path: str = "") -> None:
+    """Raise a ValidationError for JSON PostgreSQL cannot store or is nested too deeply to handle."""
+    if not path:
+        check_json_depth(value)
+    _check_json_values(value, path)
+
+
+def _check_json_values(value, path: str) -> None:
     if isinstance(value, str):
         problem = find_unstorable_text(value)
         if problem:
@@ -32,10 +53,10 @@ def check_json_tree(value, path: str = "") -> None:
             problem = find_unstorable_text(key)
             if problem:
                 raise serializers.ValidationError(f"key {key!r} {problem}")
-            check_json_tree(inner, f"{path}.{key}" if path else key)
+            _check_json_values(inner, f"{path}.{key}" if path else key)
     elif isinstance(value, list):
         for index, inner in enumerate(value):
-            check_json_tree(inner, f"{path}[{index}]")
+            _check_json_values(inner, f"{path}[{index}]")
 
 
 class CleanCharField(serializers.CharField):
@@ -70,10 +91,21 @@ class StrictIntegerField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
+class StorableJSONField(serializers.JSONField):
+    """Any JSON value whose strings and numbers PostgreSQL can store, at most MAX_JSON_DEPTH levels deep."""
+
+    def to_internal_value(self, data):
+        check_json_depth(data)
+        value = super().to_internal_value(data)
+        check_json_tree(value)
+        return value
+
+
 class MetadataField(serializers.JSONField):
     """A JSON object of bounded size whose strings PostgreSQL can store."""
 
     def to_internal_value(self, data):
+        check_json_depth(data)  # DRF's own check serialises the value recursively
         value = super().to_internal_value(data)
         if not isinstance(value, dict):
             raise serializers.ValidationError("Must be a JSON object.")

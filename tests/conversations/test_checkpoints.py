@@ -222,3 +222,14 @@ def test_checkpoints_of_another_tenant_are_not_found(tenant_a, tenant_b, session
     assert tenant_a.client("read").post(f"{BASE}/checkpoints", {}, format="json").status_code == 403
     assert WorkingMemoryItem.objects.count() == 2 and TaskState.objects.count() == 1
     assert ScratchpadEntry.objects.count() == 1
+
+
+def test_json_null_values_survive_a_checkpoint(session_with_state):
+    client = session_with_state
+    assert client.put(f"{BASE}/working-memory/nothing", {"value": None}, format="json").status_code == 201
+    checkpoint_id = client.post(f"{BASE}/checkpoints", {}, format="json").json()["id"]
+    client.delete(f"{BASE}/working-memory/nothing")
+    response = client.post(f"{BASE}/checkpoints/{checkpoint_id}/restore", {}, format="json")
+    assert response.status_code == 200, response.content
+    item = client.get(f"{BASE}/working-memory/nothing").json()
+    assert item["value"] is None and item["size_bytes"] == 4

@@ -251,6 +251,19 @@ class TestTerminateExtraction:
         assert set(episode.metadata["key_fact_memory_ids"]) == {str(fact.pk) for fact in facts}
         assert Session.objects.get().extracted_seq == 3
 
+    def test_facts_the_user_already_had_count_as_key_facts_of_the_session(self, tenant_a):
+        client = tenant_a.client("write")
+        client.post("/api/v1/stores/main/sessions/earlier/messages", {"user_id": "alice", "messages": [
+            {"role": "user", "content": "My name is Alice and I work as a nurse at St Mary's"}]}, format="json")
+        client.post("/api/v1/stores/main/sessions/earlier/flush?wait=5")
+        known = set(Memory.objects.values_list("pk", flat=True))
+        assert known
+        self._converse(client)  # says the same again, and more
+        episode = client.post(f"{BASE}/terminate", {}, format="json").json()["data"]["episode_memory_id"]
+        episode = Memory.objects.get(pk=episode)
+        assert {str(pk) for pk in known} < set(episode.metadata["key_fact_memory_ids"])
+        assert Memory.objects.filter(pk__in=known, status="active").count() == len(known)
+
     def test_terminate_twice_gives_one_episode_and_one_extraction(self, tenant_a):
         client = tenant_a.client("write")
         self._converse(client)

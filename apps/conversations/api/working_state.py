@@ -2,9 +2,7 @@
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ParseError
 from rest_framework.pagination import CursorPagination
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from apps.conversations import selectors, services
@@ -24,20 +22,6 @@ from apps.core.api import validated
 from apps.memories.api import READ, WRITE
 
 
-class DepthSafeJSONParser(JSONParser):
-    """JSON too deeply nested for Python's decoder is a 400 (malformed_request), not a RecursionError and a 500."""
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        try:
-            return super().parse(stream, media_type, parser_context)
-        except RecursionError as exc:
-            raise ParseError("JSON parse error - the document is nested too deeply.") from exc
-
-
-class WorkingStateView(SessionScopedView):
-    parser_classes = [DepthSafeJSONParser]
-
-
 class KeysInOrder(CursorPagination):
     ordering = ("key",)
     page_size = 100
@@ -45,7 +29,7 @@ class KeysInOrder(CursorPagination):
     max_page_size = 1000
 
 
-class WorkingMemoryApi(WorkingStateView):
+class WorkingMemoryApi(SessionScopedView):
     required_scopes = {"GET": READ, "DELETE": WRITE}
 
     @extend_schema(
@@ -67,7 +51,7 @@ class WorkingMemoryApi(WorkingStateView):
         return Response({"deleted": deleted})
 
 
-class WorkingMemoryKeyApi(WorkingStateView):
+class WorkingMemoryKeyApi(SessionScopedView):
     required_scopes = {"GET": READ, "PUT": WRITE, "DELETE": WRITE}
 
     @extend_schema(responses=WorkingMemoryItemOutput, summary="Read one working-memory key")
@@ -97,7 +81,7 @@ class WorkingMemoryKeyApi(WorkingStateView):
         return Response({"deleted": True, "key": key})
 
 
-class TaskStateApi(WorkingStateView):
+class TaskStateApi(SessionScopedView):
     required_scopes = {"GET": READ, "PUT": WRITE, "PATCH": WRITE, "DELETE": WRITE}
 
     @extend_schema(responses=TaskStateOutput, summary="Read the session's task state")
@@ -124,7 +108,7 @@ class TaskStateApi(WorkingStateView):
         return Response({"deleted": True})
 
 
-class ScratchpadApi(WorkingStateView):
+class ScratchpadApi(SessionScopedView):
     required_scopes = {"GET": READ, "POST": WRITE, "DELETE": WRITE}
 
     @extend_schema(

@@ -1,13 +1,13 @@
 from rest_framework import serializers
 
 from apps.conversations.models import Message, Session
-from apps.core.fields import CleanCharField, MetadataField, StrictIntegerField
+from apps.core.fields import CleanCharField, MetadataField, StorableJSONField, StrictIntegerField
 from apps.extraction.serializers import JobOutput, MemoryChangeOutput
 
 
 class MessageInput(serializers.Serializer):
     role = serializers.ChoiceField(choices=Message.Role.choices)
-    content = serializers.JSONField(help_text="A string, or content blocks: [{'text': ...}, {'toolUse': {...}}]")
+    content = StorableJSONField(help_text="A string, or content blocks: [{'text': ...}, {'toolUse': {...}}]")
     seq = StrictIntegerField(required=False, min_value=0, max_value=2**31 - 1, allow_null=True,
                              help_text="Client sequence number within run_id; repeats are ignored.")
     metadata = MetadataField(required=False, default=dict)

@@ -2,51 +2,23 @@ from rest_framework import serializers
 
 from apps.conversations.models import TaskState
 from apps.conversations.services.working_state import MAX_KEY_LENGTH, MAX_TTL_SECONDS
-from apps.core.fields import CleanCharField, FiniteFloatField, MetadataField, StrictIntegerField, check_json_tree
-
-MAX_JSON_DEPTH = 100
-
-
-def check_json_depth(value, limit: int = MAX_JSON_DEPTH) -> None:
-    """Refuse JSON nested deeper than `limit` arrays/objects, before anything recursive (json.dumps) sees it."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict | list):
-            if depth > limit:
-                raise serializers.ValidationError(f"Nested more than {limit} levels deep.")
-            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
-
-
-class ShallowMetadataField(MetadataField):
-    """MetadataField with a nesting limit: deeper JSON would overflow the recursive checks and encoders."""
-
-    def to_internal_value(self, data):
-        check_json_depth(data)
-        return super().to_internal_value(data)
-
+from apps.core.fields import CleanCharField, FiniteFloatField, MetadataField, StorableJSONField, StrictIntegerField
 
 # --- Working memory ---------------------------------------------------------------------------------
 
 
-class StorableJSONField(serializers.JSONField):
-    """Any JSON value (null included) whose strings and numbers PostgreSQL can store."""
+class NullableJSONField(StorableJSONField):
+    """A required JSON value for which null is a value, not "missing"."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("allow_null", True)
         super().__init__(**kwargs)
 
-    def to_internal_value(self, data):
-        check_json_depth(data)
-        value = super().to_internal_value(data)
-        check_json_tree(value)
-        return value
-
     def validate_empty_values(self, data):
         if data is serializers.empty and self.required:
             self.fail("required")
         if data is None:
-            return True, None  # null is a value here, not "missing"
+            return True, None
         return super().validate_empty_values(data)
 
 
@@ -60,7 +32,7 @@ class TtlField(StrictIntegerField):
 
 
 class WorkingMemoryPutInput(serializers.Serializer):
-    value = StorableJSONField(help_text="Any JSON value, up to the store's max_value_bytes as compact JSON.")
+    value = NullableJSONField(help_text="Any JSON value, up to the store's max_value_bytes as compact JSON.")
     ttl_seconds = TtlField(help_text="Seconds until the key expires; 0: never; absent/null: the store's default.")
     if_version = StrictIntegerField(
         required=False, min_value=0, help_text="Write only if the key is at this version (0: does not exist yet)."
@@ -89,26 +61,35 @@ class WorkingMemoryListQuery(serializers.Serializer):
 # --- Task state -------------------------------------------------------------------------------------
 
 
+class ProgressField(FiniteFloatField):
+    """A JSON number: "50" is refused like "NaN", not read as a number."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, int | float):
+            raise serializers.ValidationError("A number is required.")
+        return super().to_internal_value(data)
+
+
 class TaskStatePutInput(serializers.Serializer):
     description = CleanCharField(required=False, allow_blank=True, max_length=10_000, default="")
     current_step = StrictIntegerField(required=False, min_value=0, max_value=2**31 - 1, default=0)
     total_steps = StrictIntegerField(required=False, min_value=0, max_value=2**31 - 1, allow_null=True, default=None)
-    progress = FiniteFloatField(
+    progress = ProgressField(
         required=False, allow_null=True, default=None,
         help_text="0–100; values outside are clamped. Absent: current_step / total_steps.",
     )
     status = serializers.ChoiceField(choices=TaskState.Status.choices, required=False,
                                      default=TaskState.Status.IN_PROGRESS)
-    metadata = ShallowMetadataField(required=False, default=dict)
+    metadata = MetadataField(required=False, default=dict)
 
 
 class TaskStatePatchInput(serializers.Serializer):
     description = CleanCharField(required=False, allow_blank=True, max_length=10_000)
     current_step = StrictIntegerField(required=False, min_value=0, max_value=2**31 - 1)
     total_steps = StrictIntegerField(required=False, min_value=0, max_value=2**31 - 1, allow_null=True)
-    progress = FiniteFloatField(required=False, help_text="0–100; values outside are clamped.")
+    progress = ProgressField(required=False, help_text="0–100; values outside are clamped.")
     status = serializers.ChoiceField(choices=TaskState.Status.choices, required=False)
-    metadata = ShallowMetadataField(required=False)
+    metadata = MetadataField(required=False)
 
     def validate(self, attrs):
         if not attrs:
@@ -135,7 +116,7 @@ class TaskStateOutput(serializers.Serializer):
 
 class ScratchpadAppendInput(serializers.Serializer):
     content = CleanCharField(trim_whitespace=False)
-    metadata = ShallowMetadataField(required=False, default=dict)
+    metadata = MetadataField(required=False, default=dict)
 
     def validate_content(self, value):
         if not value.strip():

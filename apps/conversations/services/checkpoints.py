@@ -14,7 +14,12 @@ from django.utils.dateparse import parse_datetime
 from apps.conversations.config import working_state_settings_for
 from apps.conversations.models import Checkpoint, ScratchpadEntry, Session, SessionEvent, TaskState, WorkingMemoryItem
 from apps.conversations.services.events import elapsed_ms, record_event
-from apps.conversations.services.working_state import live_items, working_state_clear, writable_session
+from apps.conversations.services.working_state import (
+    live_items,
+    storable_json,
+    working_state_clear,
+    writable_session,
+)
 from apps.core.actors import Actor
 from apps.core.errors import ApplicationError, ConflictError, NotFoundError
 
@@ -210,7 +215,7 @@ def restore_into(session: Session, checkpoint: Checkpoint, *, clear_current: boo
             WorkingMemoryItem(
                 session=session,
                 key=saved["key"],
-                value=saved["value"],
+                value=storable_json(saved["value"]),
                 size_bytes=len(json.dumps(saved["value"], ensure_ascii=False, separators=(",", ":")).encode()),
                 version=saved.get("version", 1),
                 expires_at=expires_at,

@@ -210,12 +210,13 @@ def _outcome_from(task: TaskState | None) -> str:
 
 
 def _extracted_facts(session: Session) -> list[Memory]:
+    """Facts and preferences the session's messages gave, including ones the user already had
+    (extraction then only adds the session to the existing memory's provenance)."""
     return list(
         Memory.objects.filter(
             store=session.store,
             user_id=session.user_id,
-            session_id=session.external_id,
-            source=Memory.Source.EXTRACTION,
+            provenance__contains={"sources": [{"session_id": session.external_id}]},
             status__in=Memory.LIVE_STATUSES,
             memory_type__in=[Memory.Type.FACT, Memory.Type.PREFERENCE],
         )

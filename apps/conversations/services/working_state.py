@@ -95,7 +95,7 @@ def _expiry(ttl_seconds: int | None, default_ttl: int, now: datetime) -> datetim
     return now + timedelta(seconds=ttl) if ttl else None
 
 
-def _storable(value):
+def storable_json(value):
     """The value as the ORM must be given it: a bare None would be SQL NULL, not the JSON null it means."""
     return models.Value(None, models.JSONField()) if value is None else value
 
@@ -132,7 +132,7 @@ def write_items(session: Session, writes: list[WorkingMemoryWrite], *, now: date
         item = existing.get(write.key)
         if item is None:
             item = WorkingMemoryItem.objects.create(
-                session=session, key=write.key, value=_storable(write.value), size_bytes=size, expires_at=expires_at,
+                session=session, key=write.key, value=storable_json(write.value), size_bytes=size, expires_at=expires_at,
                 created_at=now, updated_at=now,
             )
             item.value = write.value
@@ -140,7 +140,7 @@ def write_items(session: Session, writes: list[WorkingMemoryWrite], *, now: date
             results.append((item, True))
             continue
         created = item.is_expired(now)  # a write over an expired item starts a new one
-        item.value, item.size_bytes, item.expires_at, item.updated_at = _storable(write.value), size, expires_at, now
+        item.value, item.size_bytes, item.expires_at, item.updated_at = storable_json(write.value), size, expires_at, now
         item.version = 1 if created else item.version + 1
         if created:
             item.created_at = now
