@@ -239,6 +239,8 @@ class UserEraseOutput(serializers.Serializer):
     user_id = serializers.CharField()
     memories = serializers.IntegerField()
     revisions = serializers.IntegerField()
+    sessions = serializers.IntegerField(help_text="With their messages, working state, checkpoints and jobs.")
+    messages = serializers.IntegerField()
 
 
 class MemoryListQuery(serializers.Serializer):

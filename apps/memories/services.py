@@ -533,8 +533,16 @@ def memory_hard_delete(*, memory: Memory) -> None:
 
 
 def user_erase(*, store: MemoryStore, user_id: str) -> dict:
-    """Forget everything about one user of a store: every memory and every revision."""
+    """Forget everything about one user of a store: every memory and revision, and every session with
+    its messages, working state, checkpoints, event log and extraction jobs."""
     with transaction.atomic():
+        # Sessions first: their deletion cascades to the jobs that could otherwise add memories back.
+        _, sessions = store.sessions.filter(user_id=user_id).delete()
         revisions, _ = MemoryRevision.objects.filter(store=store, user_id=user_id).delete()
         _, deleted = Memory.objects.filter(store=store, user_id=user_id).delete()
-    return {"memories": deleted.get(Memory._meta.label, 0), "revisions": revisions}
+    return {
+        "memories": deleted.get(Memory._meta.label, 0),
+        "revisions": revisions,
+        "sessions": sessions.get("conversations.Session", 0),
+        "messages": sessions.get("conversations.Message", 0),
+    }

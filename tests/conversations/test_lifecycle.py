@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from apps.conversations.models import Session, SessionEvent
+from apps.conversations.models import Checkpoint, Session, SessionEvent, WorkingMemoryItem
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision
 
@@ -58,7 +58,8 @@ def test_spawn_that_fails_validation_creates_nothing(quiet_store):
     assert oversized.status_code == 413
     assert not Session.objects.exists()
     assert _spawn(client, working_memory=[{"key": "a", "value": 1}, {"key": "a", "value": 2}]).status_code == 400
-    assert client.post(f"{BASE}/spawn", {}, format="json").status_code == 409  # new session needs user_id
+    no_user = client.post(f"{BASE}/spawn", {}, format="json")  # a new session needs user_id
+    assert no_user.status_code == 400 and "user_id" in no_user.json()["error"]["details"]
     assert not Session.objects.exists()
 
 
@@ -301,3 +302,17 @@ class TestTerminateExtraction:
         assert SessionEvent.objects.filter(event="terminate").count() == 1
         revisions = MemoryRevision.objects.filter(action="create").count()
         assert revisions == Memory.objects.count()  # each memory created once, nothing re-extracted
+
+
+def test_erasing_a_user_removes_their_sessions_and_working_state(quiet_store):
+    client = quiet_store.client("write")
+    _spawn(client, working_memory=[{"key": "card", "value": "4111..."}])
+    client.post(f"{BASE}/messages", {"user_id": "alice", "messages": [{"role": "user", "content": "my card"}]},
+                format="json")
+    client.post(f"{BASE}/pause", {}, format="json")
+    client.post("/api/v1/stores/main/sessions/bob-1/spawn", {"user_id": "bob"}, format="json")
+    response = quiet_store.client("admin").delete("/api/v1/stores/main/users/alice")
+    assert response.json() == {"user_id": "alice", "memories": 0, "revisions": 0, "sessions": 1, "messages": 1}
+    assert list(Session.objects.values_list("external_id", flat=True)) == ["bob-1"]
+    assert not WorkingMemoryItem.objects.exists() and not Checkpoint.objects.exists()
+    assert not SessionEvent.objects.filter(session__user_id="alice").exists()

@@ -236,7 +236,7 @@ def test_erase_user_removes_only_that_users_memories_and_revisions(tenant_a, ten
     elsewhere = add_memory(tenant_b.store, "Alice at Globex", user_id="alice")
     response = tenant_a.client("admin").delete(f"{BASE}/users/alice")
     assert response.status_code == 200
-    assert response.json() == {"user_id": "alice", "memories": 3, "revisions": 3}
+    assert response.json() == {"user_id": "alice", "memories": 3, "revisions": 3, "sessions": 0, "messages": 0}
     assert not Memory.objects.filter(store=tenant_a.store, user_id="alice").exists()
     assert not MemoryRevision.objects.filter(store=tenant_a.store, user_id="alice").exists()
     assert Memory.objects.filter(pk__in=[kept.pk, elsewhere.pk]).count() == 2

@@ -23,7 +23,7 @@ from apps.conversations.services.working_state import (
     write_task_state,
 )
 from apps.core.actors import Actor
-from apps.core.errors import ConflictError, NotFoundError
+from apps.core.errors import ApplicationError, ConflictError, NotFoundError
 from apps.extraction import services as extraction_services
 from apps.extraction.config import extraction_settings_for
 from apps.memories.models import Memory, MemoryStore
@@ -83,7 +83,7 @@ def session_spawn(
         created = False
         if session is None:
             if not user_id:
-                raise ConflictError(
+                raise ApplicationError(
                     f"Session {external_id!r} does not exist; user_id is needed to create it.",
                     code="validation_error",
                     details={"user_id": ["Required when the session is new."]},
