@@ -206,6 +206,21 @@ class MemoryDraft:
     importance: float
     confidence: float
 
+    def bulk_item(self) -> dict:
+        """The draft as one item of `POST .../memories/bulk`."""
+        return {
+            "user_id": self.user_id,
+            "content": self.content,
+            "memory_type": self.memory_type,
+            "agent_id": self.agent_id,
+            "session_id": self.session_id,
+            "metadata": {"channel": self.channel, "lang": "en"},
+            "tags": [self.tag],
+            "importance": self.importance,
+            "confidence": self.confidence,
+            "source": "import",
+        }
+
 
 class Corpus:
     def __init__(self, seed: int):

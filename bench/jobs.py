@@ -12,19 +12,28 @@ def open_jobs(store) -> int:
 
 
 def wipe_conversations(store) -> None:
-    """Delete a store's sessions, messages and jobs (its memories stay)."""
+    """Delete a store's sessions with their messages, working state, checkpoints, events and jobs (not its memories)."""
     from django.db import connection, transaction
 
-    from apps.conversations.models import Message, Session
+    from apps.conversations.models import (
+        Checkpoint,
+        Message,
+        ScratchpadEntry,
+        Session,
+        SessionEvent,
+        TaskState,
+        WorkingMemoryItem,
+    )
     from apps.extraction.models import ExtractionJob
 
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {ExtractionJob._meta.db_table} WHERE store_id = %s", [store.pk])
-        cursor.execute(
-            f"DELETE FROM {Message._meta.db_table} WHERE session_id IN "
-            f"(SELECT id FROM {Session._meta.db_table} WHERE store_id = %s)",
-            [store.pk],
-        )
+        for model in (Message, WorkingMemoryItem, TaskState, ScratchpadEntry, Checkpoint, SessionEvent):
+            cursor.execute(
+                f"DELETE FROM {model._meta.db_table} WHERE session_id IN "
+                f"(SELECT id FROM {Session._meta.db_table} WHERE store_id = %s)",
+                [store.pk],
+            )
         cursor.execute(f"DELETE FROM {Session._meta.db_table} WHERE store_id = %s", [store.pk])
 
 

@@ -296,9 +296,16 @@ def timed_post(
     client: httpx.Client, path: str, body: dict, *, expect_status: int
 ) -> tuple[float, httpx.Response | None, str]:
     """(latency in ms, response or None, error text or "")."""
+    return timed_request(client, "POST", path, body, expect_status=expect_status)
+
+
+def timed_request(
+    client: httpx.Client, method: str, path: str, body: dict | None = None, *, expect_status: int
+) -> tuple[float, httpx.Response | None, str]:
+    """(latency in ms, response or None, error text or "") of one request, with a JSON body unless `body` is None."""
     started = time.perf_counter()
     try:
-        response = client.post(path, json=body)
+        response = client.request(method, path, json=body)
     except httpx.HTTPError as exc:
         return (time.perf_counter() - started) * 1000, None, f"{type(exc).__name__}: {exc}"
     latency_ms = (time.perf_counter() - started) * 1000

@@ -165,7 +165,7 @@ PAGE_HEAD = [
     "only its own section of this page, between its `<!-- section:... -->` markers; the analysis at the end is "
     "written by hand and kept.",
 ]
-SECTION_ORDER = ("search", "extraction")
+SECTION_ORDER = ("search", "extraction", "working-state")
 
 
 def _markers(name: str) -> tuple[str, str]:

@@ -287,21 +287,7 @@ def ingest_batches(corpus, *, prefix: str, batches: int, batch_size: int) -> lis
         items = []
         while len(items) < batch_size:
             take = min(per_user, batch_size - len(items))
-            for draft in corpus.memories_for_user(next_user, take, prefix=prefix):
-                items.append(
-                    {
-                        "user_id": draft.user_id,
-                        "content": draft.content,
-                        "memory_type": draft.memory_type,
-                        "agent_id": draft.agent_id,
-                        "session_id": draft.session_id,
-                        "metadata": {"channel": draft.channel, "lang": "en"},
-                        "tags": [draft.tag],
-                        "importance": draft.importance,
-                        "confidence": draft.confidence,
-                        "source": "import",
-                    }
-                )
+            items.extend(draft.bulk_item() for draft in corpus.memories_for_user(next_user, take, prefix=prefix))
             next_user += 1
         bodies.append({"memories": items})
     return bodies

@@ -144,7 +144,7 @@ class SessionAdmin(ReadOnlyTenantAdmin):
     def terminate_sessions(self, request, queryset):
         done, refused = 0, []
         actor = Actor.for_user(request.user)
-        options = services.TerminateInput(wait_seconds=ADMIN_TERMINATE_WAIT_SECONDS)
+        options = services.TerminateOptions(wait_seconds=ADMIN_TERMINATE_WAIT_SECONDS)
         for session in self.editable_queryset(request, queryset).select_related("store"):
             try:
                 services.session_terminate(session=session, actor=actor, options=options)

@@ -26,6 +26,9 @@ class Session(BaseModel):
     scheduled_seq = models.PositiveIntegerField(default=0)
     unscheduled_user_turns = models.PositiveIntegerField(default=0)
     scratchpad_seq = models.PositiveIntegerField(default=0, help_text="Last scratchpad entry number given out.")
+    # Versions of working-memory items are stamps from this counter: never reused, even after a
+    # delete or a restore, so a compare-and-set cannot succeed against a different value.
+    working_memory_version = models.PositiveBigIntegerField(default=0)
     ended_at = models.DateTimeField(null=True, blank=True)
     # Set when terminate has written the session's episode: a repeated terminate does not write another.
     episode_memory = models.ForeignKey(
@@ -96,7 +99,7 @@ class WorkingMemoryItem(models.Model):
     key = models.CharField(max_length=256)
     value = models.JSONField()
     size_bytes = models.PositiveIntegerField(help_text="Size of the value as compact UTF-8 JSON.")
-    version = models.PositiveIntegerField(default=1, help_text="Counts the writes to this key.")
+    version = models.PositiveBigIntegerField(help_text="The session's write stamp of the last write to this key.")
     expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)

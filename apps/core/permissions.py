@@ -16,7 +16,10 @@ class HasApiKey(permissions.BasePermission):
         if required is None and request.method in ("HEAD", "OPTIONS"):
             required = getattr(view, "required_scopes", {}).get("GET", "read")
         if required is None:
-            return True
+            if hasattr(view, request.method.lower()):
+                # A handler without a declared scope (a method inherited by mistake): fail closed.
+                raise exceptions.PermissionDenied(f"{request.method} is not open to API keys here.")
+            return True  # no such handler: DRF answers 405
         if not api_key.has_scope(required):
             raise exceptions.PermissionDenied(f"This API key lacks the '{required}' scope.")
         return True

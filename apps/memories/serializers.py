@@ -39,8 +39,9 @@ class StoreUpdateInput(serializers.Serializer):
 
 
 class StoreOutput(serializers.ModelSerializer):
-    working_memory_config = serializers.SerializerMethodField(
-        help_text="Working-state limits in effect: the store's overrides over the server defaults."
+    working_memory_limits = serializers.SerializerMethodField(
+        help_text="Working-state limits in effect: working_memory_config (the store's overrides) over the "
+                  "server defaults."
     )
 
     class Meta:
@@ -57,11 +58,12 @@ class StoreOutput(serializers.ModelSerializer):
             "max_content_length",
             "extraction_config",
             "working_memory_config",
+            "working_memory_limits",
             "created_at",
             "updated_at",
         ]
 
-    def get_working_memory_config(self, store) -> dict:
+    def get_working_memory_limits(self, store) -> dict:
         return working_state_settings_for(store).as_dict()
 
 

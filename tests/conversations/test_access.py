@@ -76,3 +76,11 @@ def test_spawn_and_context_access(tenant_a, tenant_b):
     assert APIClient().post(context, body, format="json").status_code == 401
     assert tenant_a.client("read").post(context, body, format="json").status_code == 200
     assert tenant_b.client("read").post(context, body, format="json").status_code == 409  # zed's session there
+
+
+def test_only_the_declared_methods_of_a_route_exist(tenant_a, checkpoint_id):
+    restore = f"{S}/checkpoints/{checkpoint_id}/restore"
+    for scope in SCOPES:
+        assert tenant_a.client(scope).delete(restore).status_code == 405
+        assert tenant_a.client(scope).get(restore).status_code == 405
+    assert Checkpoint.objects.filter(pk=checkpoint_id).exists()

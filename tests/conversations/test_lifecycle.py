@@ -1,6 +1,7 @@
 """spawn / pause / resume / terminate: transitions, their envelopes, the event log and the episode."""
 
 import threading
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -316,3 +317,44 @@ def test_erasing_a_user_removes_their_sessions_and_working_state(quiet_store):
     assert list(Session.objects.values_list("external_id", flat=True)) == ["bob-1"]
     assert not WorkingMemoryItem.objects.exists() and not Checkpoint.objects.exists()
     assert not SessionEvent.objects.filter(session__user_id="alice").exists()
+
+
+def test_two_sessions_with_the_same_task_get_their_own_episodes(quiet_store):
+    client = quiet_store.client("write")
+    episodes = []
+    for session_id in ("t1", "t2"):
+        url = f"/api/v1/stores/main/sessions/{session_id}"
+        client.post(f"{url}/spawn", {"user_id": "alice", "task_state": {"description": "Same task"}}, format="json")
+        episodes.append(client.post(f"{url}/terminate", {"wait": 0}, format="json").json()["data"]["episode_memory_id"])
+    assert episodes[0] != episodes[1]
+    assert sorted(Memory.objects.filter(memory_type="episode").values_list("session_id", flat=True)) == ["t1", "t2"]
+
+
+def test_resume_never_restores_a_checkpoint_from_before_the_pause(quiet_store):
+    import time_machine
+    from django.utils import timezone
+
+    client = quiet_store.client("write")
+    _spawn(client, working_memory=[{"key": "order", "value": "draft"}])
+    client.post(f"{BASE}/checkpoints", {"ttl_seconds": 0}, format="json")  # an old checkpoint that never expires
+    client.put(f"{BASE}/working-memory/order", {"value": "paid"}, format="json")
+    client.post(f"{BASE}/pause", {}, format="json")  # its checkpoint expires after 7 days
+    with time_machine.travel(timezone.now() + timedelta(days=8), tick=False):
+        body = client.post(f"{BASE}/resume", {}, format="json").json()
+        assert body["data"]["checkpoint_id"] is None
+        assert client.get(f"{BASE}/working-memory/order").json()["value"] == "paid"
+
+
+def test_writes_to_a_session_deleted_meanwhile_are_404(quiet_store):
+    from apps.conversations import services
+    from apps.core.errors import NotFoundError
+
+    _spawn(quiet_store.client("write"))
+    stale = Session.objects.select_related("store").get()
+    services.session_delete(session=Session.objects.get())
+    with pytest.raises(NotFoundError):
+        services.working_memory_put(session=stale, key="k", value=1)
+    with pytest.raises(NotFoundError):
+        services.session_pause(session=stale, actor=services.lifecycle.Actor.system())
+    with pytest.raises(NotFoundError):
+        services.session_terminate(session=stale, actor=services.lifecycle.Actor.system())

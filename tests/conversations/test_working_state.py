@@ -227,7 +227,8 @@ def test_writing_over_an_expired_key_starts_it_again(session):
         response = _put(client, "k", "fresh")
     assert response.status_code == 201
     body = response.json()
-    assert (body["value"], body["version"], body["expires_at"]) == ("fresh", 1, None)
+    # A new item, but not version 1 again: versions are the session's write stamps and never repeat.
+    assert (body["value"], body["version"], body["expires_at"]) == ("fresh", 3, None)
     assert _when(body["created_at"]) == T0 + timedelta(seconds=20)
     assert WorkingMemoryItem.objects.count() == 1
 
@@ -242,7 +243,7 @@ def test_item_limit_is_409_and_writes_nothing(session):
     assert sorted(WorkingMemoryItem.objects.values_list("key", flat=True)) == ["a", "b", "c"]
     # Overwriting an existing key at the limit still works.
     overwrite = _put(client, "b", "B")
-    assert (overwrite.status_code, overwrite.json()["version"]) == (200, 2)
+    assert (overwrite.status_code, overwrite.json()["version"]) == (200, 4)  # the session's 4th write
     # Deleting a key frees its slot.
     client.delete(_key_url("a"))
     assert _put(client, "d", "d").status_code == 201
@@ -285,7 +286,25 @@ def test_if_version_zero_matches_an_expired_key(session):
         _assert_error(_put(client, "lock", "holder-2", if_version=0), 409, "version_conflict")
         traveller.move_to(T0 + timedelta(seconds=31))
         taken = _put(client, "lock", "holder-2", if_version=0)
-    assert (taken.status_code, taken.json()["value"], taken.json()["version"]) == (201, "holder-2", 1)
+    assert (taken.status_code, taken.json()["value"], taken.json()["version"]) == (201, "holder-2", 2)
+
+
+def test_a_version_is_never_reused_after_a_delete_or_a_restore(session):
+    """Compare-and-set with a stale version must fail even if the key was deleted and written again."""
+    client = session.client("write")
+    held = _put(client, "lock", "X").json()["version"]
+    client.delete(_key_url("lock"))
+    _put(client, "lock", "Y")
+    _assert_error(_put(client, "lock", "mine", if_version=held), 409, "version_conflict")
+    assert client.get(_key_url("lock")).json()["value"] == "Y"
+
+    checkpoint = client.post(f"{SESSION}/checkpoints", {}, format="json").json()["id"]
+    current = _put(client, "lock", "Z").json()["version"]
+    restored = client.post(f"{SESSION}/checkpoints/{checkpoint}/restore", {}, format="json")
+    assert restored.status_code == 200
+    after_restore = client.get(_key_url("lock")).json()
+    assert after_restore["value"] == "Y" and after_restore["version"] > current
+    _assert_error(_put(client, "lock", "mine", if_version=current), 409, "version_conflict")
 
 
 def test_list_is_paginated_by_key_and_filtered_by_prefix(session):

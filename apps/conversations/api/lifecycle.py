@@ -1,7 +1,6 @@
 """Checkpoints, lifecycle transitions and the session event log."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers as drf_serializers
 from rest_framework import status
 from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
@@ -22,9 +21,10 @@ from apps.conversations.serializers.lifecycle import (
     TerminateInput,
     lifecycle_body,
 )
+from apps.conversations.serializers.sessions import SessionOutput
 from apps.core.api import validated
 from apps.core.pagination import NewestFirstCursorPagination
-from apps.memories.api import READ, WRITE, StoreScopedView
+from apps.memories.api import READ, WRITE
 
 
 class EventsInOrder(CursorPagination):
@@ -65,11 +65,13 @@ class CheckpointListApi(SessionScopedView):
         return Response(CheckpointCreateOutput(result.checkpoint).data, status=status.HTTP_201_CREATED)
 
 
-class CheckpointDetailApi(SessionScopedView):
-    required_scopes = {"GET": READ, "DELETE": WRITE}
-
+class CheckpointScopedView(SessionScopedView):
     def get_checkpoint(self):
         return selectors.checkpoint_get(session=self.get_session(), checkpoint_id=self.kwargs["checkpoint_id"])
+
+
+class CheckpointDetailApi(CheckpointScopedView):
+    required_scopes = {"GET": READ, "DELETE": WRITE}
 
     @extend_schema(responses=CheckpointDetailOutput, summary="Get a checkpoint with its snapshot")
     def get(self, request, store_name, session_id, checkpoint_id):
@@ -81,7 +83,7 @@ class CheckpointDetailApi(SessionScopedView):
         return Response({"deleted": True, "id": str(checkpoint_id)})
 
 
-class CheckpointRestoreApi(CheckpointDetailApi):
+class CheckpointRestoreApi(CheckpointScopedView):
     required_scopes = {"POST": WRITE}
 
     @extend_schema(request=CheckpointRestoreInput, responses=LifecycleOutput,
@@ -91,31 +93,26 @@ class CheckpointRestoreApi(CheckpointDetailApi):
         data = validated(CheckpointRestoreInput, request.data)
         result = services.checkpoint_restore(checkpoint=checkpoint, clear_current=data["clear_current"],
                                              actor=self.actor)
+        session = selectors.session_get(store=self.get_store(), external_id=session_id)
         return Response({"success": True, "event": "restore", "duration_ms": result.duration_ms,
-                         "data": result.as_data()})
+                         "data": {**result.as_data(), "session": SessionOutput(session).data}})
 
 
 # --- Lifecycle --------------------------------------------------------------------------------------
 
 
-def _check_session_id(session_id: str) -> None:
-    if len(session_id) > 255:
-        raise drf_serializers.ValidationError({"session_id": ["At most 255 characters."]})
-
-
-class SessionSpawnApi(StoreScopedView):
+class SessionSpawnApi(SessionScopedView):
     required_scopes = {"POST": WRITE}
 
     @extend_schema(request=SpawnInput, responses={200: LifecycleOutput, 201: LifecycleOutput},
                    summary="Start a session (201) or reactivate a paused one, with optional initial working state")
     def post(self, request, store_name, session_id):
         store = self.get_store()
-        _check_session_id(session_id)
         data = validated(SpawnInput, request.data)
         task_state = data["task_state"]
         result = services.session_spawn(
             store=store,
-            external_id=session_id,
+            external_id=self.new_session_id(),
             user_id=data.get("user_id"),
             agent_id=data["agent_id"],
             metadata=data["metadata"],
@@ -161,7 +158,7 @@ class SessionTerminateApi(SessionScopedView):
     def post(self, request, store_name, session_id):
         session = self.get_session()
         data = validated(TerminateInput, request.data)
-        options = services.TerminateInput(
+        options = services.TerminateOptions(
             outcome=data["outcome"],
             task=data["task"],
             lessons=data["lessons"],

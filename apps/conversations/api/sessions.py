@@ -24,7 +24,7 @@ from apps.memories.api import READ, WRITE, StoreScopedView
 MAX_FLUSH_WAIT_SECONDS = 60
 
 
-class MessagesInSeqOrder(CursorPagination):
+class SeqOrder(CursorPagination):
     ordering = ("seq",)
     page_size = 100
     page_size_query_param = "page_size"
@@ -32,6 +32,13 @@ class MessagesInSeqOrder(CursorPagination):
 
 
 class SessionScopedView(StoreScopedView):
+    def new_session_id(self) -> str:
+        """The session id of the URL, for a request that may create the session."""
+        session_id = self.kwargs["session_id"]
+        if len(session_id) > 255:
+            raise drf_serializers.ValidationError({"session_id": ["At most 255 characters."]})
+        return session_id
+
     def get_session(self):
         return selectors.session_get(store=self.get_store(), external_id=self.kwargs["session_id"])
 
@@ -52,11 +59,9 @@ class MessageIngestApi(SessionScopedView):
             raise PayloadTooLargeError(f"{len(items)} messages in one request; the limit is {limit}.",
                                        code="batch_too_large")
         data = validated(IngestInput, request.data)
-        if len(session_id) > 255:
-            raise drf_serializers.ValidationError({"session_id": ["At most 255 characters."]})
         result = services.messages_ingest(
             store=store,
-            session_external_id=session_id,
+            session_external_id=self.new_session_id(),
             user_id=data["user_id"],
             agent_id=data["agent_id"],
             run_id=data["run_id"],
@@ -78,7 +83,7 @@ class MessageIngestApi(SessionScopedView):
     )
     def get(self, request, store_name, session_id):
         session = self.get_session()
-        paginator = MessagesInSeqOrder()
+        paginator = SeqOrder()
         page = paginator.paginate_queryset(selectors.message_list(session=session), request, view=self)
         return paginator.get_paginated_response(MessageOutput(page, many=True).data)
 

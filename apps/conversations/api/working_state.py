@@ -6,7 +6,7 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 
 from apps.conversations import selectors, services
-from apps.conversations.api.sessions import MessagesInSeqOrder, SessionScopedView
+from apps.conversations.api.sessions import SeqOrder, SessionScopedView
 from apps.conversations.serializers.working_state import (
     ScratchpadAppendInput,
     ScratchpadAppendOutput,
@@ -117,7 +117,7 @@ class ScratchpadApi(SessionScopedView):
         summary="List scratchpad entries, oldest first",
     )
     def get(self, request, store_name, session_id):
-        paginator = MessagesInSeqOrder()
+        paginator = SeqOrder()
         page = paginator.paginate_queryset(selectors.scratchpad_list(session=self.get_session()), request, view=self)
         return paginator.get_paginated_response(ScratchpadEntryOutput(page, many=True).data)
 

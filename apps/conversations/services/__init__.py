@@ -10,7 +10,7 @@ from apps.conversations.services.checkpoints import (
 )
 from apps.conversations.services.lifecycle import (
     LifecycleResult,
-    TerminateInput,
+    TerminateOptions,
     session_pause,
     session_resume,
     session_spawn,
@@ -40,7 +40,7 @@ __all__ = [
     "RestoreResult",
     "ScratchpadAppendResult",
     "TaskStateInput",
-    "TerminateInput",
+    "TerminateOptions",
     "WorkingMemoryWrite",
     "checkpoint_create",
     "checkpoint_delete",

@@ -3,7 +3,6 @@
 import dataclasses
 import json
 import time
-import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -15,19 +14,17 @@ from apps.conversations.config import working_state_settings_for
 from apps.conversations.models import Checkpoint, ScratchpadEntry, Session, SessionEvent, TaskState, WorkingMemoryItem
 from apps.conversations.services.events import elapsed_ms, record_event
 from apps.conversations.services.working_state import (
+    MAX_TTL_SECONDS,
     live_items,
+    lock_session,
+    next_version,
     storable_json,
     working_state_clear,
     writable_session,
 )
 from apps.core.actors import Actor
 from apps.core.errors import ApplicationError, ConflictError, NotFoundError
-
-MAX_CHECKPOINT_TTL_SECONDS = 365 * 24 * 3600
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
+from apps.core.fields import iso_datetime
 
 
 def _task_snapshot(task: TaskState | None) -> dict | None:
@@ -40,21 +37,21 @@ def _task_snapshot(task: TaskState | None) -> dict | None:
         "progress": task.progress,
         "status": task.status,
         "metadata": task.metadata,
-        "started_at": _iso(task.started_at),
-        "updated_at": _iso(task.updated_at),
-        "finished_at": _iso(task.finished_at),
+        "started_at": iso_datetime(task.started_at),
+        "updated_at": iso_datetime(task.updated_at),
+        "finished_at": iso_datetime(task.finished_at),
     }
 
 
 def working_state_snapshot(session: Session, *, now: datetime) -> dict:
     return {
         "working_memory": [
-            {"key": item.key, "value": item.value, "expires_at": _iso(item.expires_at), "version": item.version}
+            {"key": item.key, "value": item.value, "expires_at": iso_datetime(item.expires_at), "version": item.version}
             for item in live_items(session, now).order_by("key")
         ],
         "task_state": _task_snapshot(TaskState.objects.filter(session=session).first()),
         "scratchpad": [
-            {"seq": entry.seq, "content": entry.content, "metadata": entry.metadata, "created_at": _iso(entry.created_at)}
+            {"seq": entry.seq, "content": entry.content, "metadata": entry.metadata, "created_at": iso_datetime(entry.created_at)}
             for entry in ScratchpadEntry.objects.filter(session=session).order_by("seq")
         ],
     }
@@ -62,9 +59,9 @@ def working_state_snapshot(session: Session, *, now: datetime) -> dict:
 
 def _checkpoint_expiry(ttl_seconds: int | None, default_ttl: int, now: datetime) -> datetime | None:
     ttl = default_ttl if ttl_seconds is None else ttl_seconds
-    if isinstance(ttl, bool) or not isinstance(ttl, int) or not 0 <= ttl <= MAX_CHECKPOINT_TTL_SECONDS:
+    if isinstance(ttl, bool) or not isinstance(ttl, int) or not 0 <= ttl <= MAX_TTL_SECONDS:
         raise ApplicationError(
-            f"ttl_seconds must be a whole number from 0 to {MAX_CHECKPOINT_TTL_SECONDS}.",
+            f"ttl_seconds must be a whole number from 0 to {MAX_TTL_SECONDS}.",
             code="validation_error",
             details={"ttl_seconds": ["Out of range."]},
         )
@@ -127,16 +124,19 @@ def checkpoint_create(
 ) -> CheckpointCreateResult:
     """Snapshot the session's working memory, task state, scratchpad and message high-water mark."""
     with transaction.atomic():
-        locked = Session.objects.select_for_update().get(pk=session.pk)
-        locked.store = session.store
         return take_checkpoint(
-            locked, description=description, kind=Checkpoint.Kind.MANUAL, ttl_seconds=ttl_seconds, actor=actor,
-            now=timezone.now(),
+            writable_session(session), description=description, kind=Checkpoint.Kind.MANUAL,
+            ttl_seconds=ttl_seconds, actor=actor, now=timezone.now(),
         )
 
 
 def checkpoint_delete(*, checkpoint: Checkpoint) -> None:
-    checkpoint.delete()
+    """Delete a checkpoint (also of a terminated session: deleting is how old state is cleaned up)."""
+    with transaction.atomic():
+        session = lock_session(checkpoint.session)
+        deleted, _ = Checkpoint.objects.filter(pk=checkpoint.pk, session=session).delete()
+    if not deleted:
+        raise NotFoundError(f"Checkpoint {checkpoint.pk} not found.", code="checkpoint_not_found")
 
 
 @dataclass(frozen=True)
@@ -217,13 +217,14 @@ def restore_into(session: Session, checkpoint: Checkpoint, *, clear_current: boo
                 key=saved["key"],
                 value=storable_json(saved["value"]),
                 size_bytes=len(json.dumps(saved["value"], ensure_ascii=False, separators=(",", ":")).encode()),
-                version=saved.get("version", 1),
+                version=next_version(session),
                 expires_at=expires_at,
                 created_at=now,
                 updated_at=now,
             )
             for saved, expires_at in items
         )
+        Session.objects.filter(pk=session.pk).update(working_memory_version=session.working_memory_version)
     if snapshot["task_state"] is not None:
         _restore_task_state(session, snapshot["task_state"], now)
     restored_entries = 0
@@ -275,12 +276,3 @@ def checkpoint_restore(*, checkpoint: Checkpoint, clear_current: bool = True, ac
 def checkpoint_purge_expired(*, now: datetime | None = None) -> int:
     deleted, _ = Checkpoint.objects.filter(expires_at__lte=now or timezone.now()).delete()
     return deleted
-
-
-def parse_checkpoint_id(raw) -> uuid.UUID:
-    try:
-        return uuid.UUID(str(raw))
-    except (ValueError, TypeError, AttributeError):
-        raise ApplicationError(
-            f"{raw!r} is not a checkpoint id (a UUID).", code="validation_error", details={"checkpoint_id": ["Not a UUID."]}
-        ) from None

@@ -18,6 +18,7 @@ from apps.conversations.services.events import elapsed_ms, record_event
 from apps.conversations.services.working_state import (
     TaskStateInput,
     WorkingMemoryWrite,
+    lock_session,
     working_state_clear,
     write_items,
     write_task_state,
@@ -26,6 +27,7 @@ from apps.core.actors import Actor
 from apps.core.errors import ApplicationError, ConflictError, NotFoundError
 from apps.extraction import services as extraction_services
 from apps.extraction.config import extraction_settings_for
+from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.services import MemoryInput, memory_create
 
@@ -48,12 +50,6 @@ def _invalid_transition(session: Session, event: str, allowed_from: list[str]) -
         code="invalid_transition",
         details={"status": session.status, "event": event, "allowed_from": allowed_from},
     )
-
-
-def _locked(session: Session) -> Session:
-    locked = Session.objects.select_for_update().get(pk=session.pk)
-    locked.store = session.store
-    return locked
 
 
 def _transition(session: Session, *, to_status: str, now) -> None:
@@ -128,7 +124,7 @@ def session_pause(*, session: Session, actor: Actor, description: str = "") -> L
     """Pause an active session, taking an automatic checkpoint of its working state."""
     started = time.monotonic()
     with transaction.atomic():
-        locked = _locked(session)
+        locked = lock_session(session)
         if locked.status != Status.ACTIVE:
             raise _invalid_transition(locked, Event.PAUSE, [Status.ACTIVE])
         now = timezone.now()
@@ -151,13 +147,27 @@ def session_pause(*, session: Session, actor: Actor, description: str = "") -> L
     return LifecycleResult(event=Event.PAUSE, session=locked, data=data, duration_ms=elapsed_ms(started))
 
 
+def _latest_since_pause(session: Session, live):
+    """The newest live checkpoint taken at or after the last pause. Never an older one: if the pause's
+    checkpoint expired or was deleted, restoring something from before the pause would silently undo
+    work, so the working state is then left as it is."""
+    pause = SessionEvent.objects.filter(session=session, event=Event.PAUSE).order_by("-id").first()
+    if pause is None:
+        return live.order_by("-created_at", "-id").first()
+    paused_at = (
+        Checkpoint.objects.filter(pk=pause.checkpoint_id).values_list("created_at", flat=True).first()
+        or pause.created_at
+    )
+    return live.filter(created_at__gte=paused_at).order_by("-created_at", "-id").first()
+
+
 def session_resume(
     *, session: Session, actor: Actor, checkpoint_id=None, clear_current: bool = True
 ) -> LifecycleResult:
-    """Resume a paused session from a checkpoint (the given one, else the latest), atomically."""
+    """Resume a paused session from a checkpoint (the given one, else the latest since the pause), atomically."""
     started = time.monotonic()
     with transaction.atomic():
-        locked = _locked(session)
+        locked = lock_session(session)
         if locked.status != Status.PAUSED:
             raise _invalid_transition(locked, Event.RESUME, [Status.PAUSED])
         now = timezone.now()
@@ -167,7 +177,7 @@ def session_resume(
             if checkpoint is None:
                 raise NotFoundError(f"Checkpoint {checkpoint_id} not found in this session.", code="checkpoint_not_found")
         else:
-            checkpoint = live.order_by("-created_at", "-id").first()
+            checkpoint = _latest_since_pause(locked, live)
         restored = restore_into(locked, checkpoint, clear_current=clear_current, now=now) if checkpoint else None
         _transition(locked, to_status=Status.ACTIVE, now=now)
         data = restored.as_data() if restored else {"checkpoint_id": None, "restored": None}
@@ -187,7 +197,7 @@ class Outcome:
 
 
 @dataclass
-class TerminateInput:
+class TerminateOptions:
     outcome: str | None = None  # None: from the task state (completed → success, failed/cancelled → failure, else partial)
     task: str = ""  # None/blank: the task state's description
     lessons: list[str] = field(default_factory=list)
@@ -228,7 +238,10 @@ def _extracted_facts(session: Session) -> list[Memory]:
 def episode_text(*, session: Session, task: str, outcome: str, task_state: TaskState | None, key_facts: list[str],
                  lessons: list[str], limit: int) -> str:
     """The episode as one searchable paragraph, cut to the store's content limit."""
-    parts = [f"Task: {task.rstrip('.')}." if task else f"Session {session.external_id}.", f"Outcome: {outcome}."]
+    # The session id leads: it keeps two sessions' episodes distinct (memories are deduplicated by
+    # content) and survives the cut to the store's length limit.
+    parts = [f"Episode of session {session.external_id}.", f"Task: {task.rstrip('.')}." if task else "",
+             f"Outcome: {outcome}."]
     if task_state and task_state.total_steps:
         parts.append(f"Reached step {task_state.current_step} of {task_state.total_steps} "
                      f"({task_state.progress:.0f}%).")
@@ -237,8 +250,8 @@ def episode_text(*, session: Session, task: str, outcome: str, task_state: TaskS
     if lessons:
         parts.append("Lessons learned: " + "; ".join(lesson.rstrip(".") for lesson in lessons) + ".")
     if session.last_seq:
-        parts.append(f"From messages 1–{session.last_seq} of session {session.external_id}.")
-    text = " ".join(parts)
+        parts.append(f"From messages 1–{session.last_seq}.")
+    text = " ".join(part for part in parts if part)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
@@ -259,7 +272,7 @@ def _termination_finished(session: Session) -> bool:
     return SessionEvent.objects.filter(session=session, event=Event.TERMINATE).exists()
 
 
-def session_terminate(*, session: Session, actor: Actor, options: TerminateInput | None = None) -> LifecycleResult:
+def session_terminate(*, session: Session, actor: Actor, options: TerminateOptions | None = None) -> LifecycleResult:
     """End a session: final extraction of its tail, then one `episode` memory, then `terminated`.
 
     Three steps, because the extraction runs in a worker between them: (1) mark the session
@@ -268,12 +281,12 @@ def session_terminate(*, session: Session, actor: Actor, options: TerminateInput
     after a crash between the steps) finds the event and gets a 409; one that arrives before
     step 3 completes the termination in the first one's place.
     """
-    options = options or TerminateInput()
+    options = options or TerminateOptions()
     started = time.monotonic()
     store = session.store
     extraction = extraction_settings_for(store)
     with transaction.atomic():
-        locked = _locked(session)
+        locked = lock_session(session)
         if locked.status == Status.TERMINATED and _termination_finished(locked):
             raise _terminated_already(locked)
         from_status = locked.status if locked.status != Status.TERMINATED else ""
@@ -288,9 +301,13 @@ def session_terminate(*, session: Session, actor: Actor, options: TerminateInput
     extraction_report = {"ran": False, "complete": locked.last_seq <= locked.extracted_seq, "jobs": []}
     if extraction.enabled and extraction.on_session_end:
         wait = settings.TERMINATE_EXTRACTION_WAIT_SECONDS if options.wait_seconds is None else options.wait_seconds
-        waited, complete = extraction_services.extraction_flush_and_wait(session=locked, wait_seconds=wait)
-        if flushed is not None:
-            flushed.refresh_from_db()  # it may have finished (run inline at commit) before the wait began
+        try:
+            waited, complete = extraction_services.extraction_flush_and_wait(session=locked, wait_seconds=wait)
+            if flushed is not None:
+                flushed.refresh_from_db()  # it may have finished (run inline at commit) before the wait began
+        except (Session.DoesNotExist, ExtractionJob.DoesNotExist):
+            raise NotFoundError(f"Session {locked.external_id!r} was deleted while terminating.",
+                                code="session_not_found") from None
         jobs = list({job.pk: job for job in [*([flushed] if flushed else []), *waited]}.values())
         extraction_report = {
             "ran": bool(jobs),
@@ -302,7 +319,7 @@ def session_terminate(*, session: Session, actor: Actor, options: TerminateInput
         }
 
     with transaction.atomic():
-        locked = _locked(locked)
+        locked = lock_session(locked)
         if _termination_finished(locked):
             raise _terminated_already(locked)
         if not from_status:  # an earlier call marked the session terminated and did not finish

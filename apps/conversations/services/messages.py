@@ -139,8 +139,12 @@ def messages_ingest(
 def session_delete(*, session: Session) -> dict:
     """Delete a session with its messages and extraction jobs (memories extracted from it stay)."""
     with transaction.atomic():
-        messages = session.messages.count()
-        session.delete()
+        # Locked first, like every writer of the session's rows, so none can add a row mid-delete.
+        locked = Session.objects.select_for_update().filter(pk=session.pk).first()
+        if locked is None:
+            return {"messages": 0}
+        messages = locked.messages.count()
+        locked.delete()
     return {"messages": messages}
 
 

@@ -22,10 +22,18 @@ MAX_KEY_LENGTH = 256
 MAX_TTL_SECONDS = 365 * 24 * 3600
 
 
+def lock_session(session: Session) -> Session:
+    """The session row, locked for this transaction: every write to a session's state takes this lock first."""
+    locked = Session.objects.select_for_update().filter(pk=session.pk).first()
+    if locked is None:  # deleted (or its user erased) since it was read
+        raise NotFoundError(f"Session {session.external_id!r} no longer exists.", code="session_not_found")
+    locked.store = session.store
+    return locked
+
+
 def writable_session(session: Session) -> Session:
     """The session row locked for this transaction; a terminated session's state is read-only."""
-    locked = Session.objects.select_for_update().get(pk=session.pk)
-    locked.store = session.store
+    locked = lock_session(session)
     if locked.status == Session.Status.TERMINATED:
         raise ConflictError(
             f"Session {locked.external_id!r} is terminated; its working state is read-only.",
@@ -130,10 +138,11 @@ def write_items(session: Session, writes: list[WorkingMemoryWrite], *, now: date
     results = []
     for write, size, expires_at in prepared:
         item = existing.get(write.key)
+        stamp = next_version(session)
         if item is None:
             item = WorkingMemoryItem.objects.create(
-                session=session, key=write.key, value=storable_json(write.value), size_bytes=size, expires_at=expires_at,
-                created_at=now, updated_at=now,
+                session=session, key=write.key, value=storable_json(write.value), size_bytes=size, version=stamp,
+                expires_at=expires_at, created_at=now, updated_at=now,
             )
             item.value = write.value
             existing[write.key] = item
@@ -141,13 +150,20 @@ def write_items(session: Session, writes: list[WorkingMemoryWrite], *, now: date
             continue
         created = item.is_expired(now)  # a write over an expired item starts a new one
         item.value, item.size_bytes, item.expires_at, item.updated_at = storable_json(write.value), size, expires_at, now
-        item.version = 1 if created else item.version + 1
+        item.version = stamp
         if created:
             item.created_at = now
         item.save()
         item.value = write.value
         results.append((item, created))
+    Session.objects.filter(pk=session.pk).update(working_memory_version=session.working_memory_version)
     return results
+
+
+def next_version(session: Session) -> int:
+    """The next write stamp of a locked session (saved by the caller)."""
+    session.working_memory_version += 1
+    return session.working_memory_version
 
 
 def working_memory_put(
