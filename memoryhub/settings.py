@@ -181,6 +181,10 @@ MEMORYHUB_MAX_TAGS = env_int("MEMORYHUB_MAX_TAGS", 32, minimum=1)
 MEMORYHUB_MAX_MESSAGES_PER_BATCH = env_int("MEMORYHUB_MAX_MESSAGES_PER_BATCH", 100, minimum=1)
 MEMORYHUB_MAX_MESSAGE_CHARS = env_int("MEMORYHUB_MAX_MESSAGE_CHARS", 32768, minimum=64)
 MEMORYHUB_API_KEY_TOUCH_SECONDS = env_int("MEMORYHUB_API_KEY_TOUCH_SECONDS", 60, minimum=0)
+# Responses to writes sent with an Idempotency-Key are replayed to retries for this long.
+IDEMPOTENCY_TTL_SECONDS = env_int("IDEMPOTENCY_TTL_SECONDS", 24 * 3600, minimum=60)
+# A claimed key whose request has not answered after this long belongs to a request that died.
+IDEMPOTENCY_IN_PROGRESS_SECONDS = env_int("IDEMPOTENCY_IN_PROGRESS_SECONDS", 300, minimum=1)
 
 EMBEDDING_OPENAI_BASE_URL = env_str("EMBEDDING_OPENAI_BASE_URL", "https://api.openai.com/v1")
 EMBEDDING_OPENAI_API_KEY = env_str("EMBEDDING_OPENAI_API_KEY", "")

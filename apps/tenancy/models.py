@@ -84,3 +84,23 @@ class ApiKey(BaseModel):
 
     def allows_store(self, store_name: str) -> bool:
         return not self.store_names or store_name in self.store_names
+
+
+class IdempotencyRecord(models.Model):
+    """A write sent with an `Idempotency-Key` header, and its response, kept so a retry of the same
+    request gets the same response instead of doing the write again."""
+
+    id = models.BigAutoField(primary_key=True)
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    request_hash = models.CharField(max_length=64, help_text="sha256 of method, path and body.")
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Null while in progress.")
+    response_body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["api_key", "key"], name="unique_idempotency_key")]
+
+    def __str__(self):
+        return f"{self.key} ({self.status_code or 'in progress'})"

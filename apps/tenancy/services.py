@@ -1,12 +1,14 @@
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from apps.core.errors import ApplicationError
-from apps.tenancy.models import ApiKey, Membership, Tenant
+from apps.core.errors import ApplicationError, ConflictError
+from apps.tenancy.models import ApiKey, IdempotencyRecord, Membership, Tenant
 from apps.tenancy.selectors import api_key_hash
 
 KEY_PREFIX = "mh_"
@@ -103,3 +105,62 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
         api_key.revoked_at = timezone.now()
         api_key.save(update_fields=["revoked_at", "updated_at"])
     return api_key
+
+
+# --- Idempotency keys -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IdempotencyClaim:
+    """What to do with a request that carries an Idempotency-Key: replay a stored response, or run it
+    (then `record` is the in-progress row to complete)."""
+
+    record: IdempotencyRecord | None = None
+    replay_status: int | None = None
+    replay_body: object = None
+
+
+def idempotency_claim(*, api_key: ApiKey, key: str, request_hash: str) -> IdempotencyClaim:
+    """Claim a key for this request, or find the response of the earlier request that used it."""
+    stale_before = timezone.now() - timedelta(seconds=settings.IDEMPOTENCY_IN_PROGRESS_SECONDS)
+    for _ in range(2):
+        try:
+            with transaction.atomic():
+                record = IdempotencyRecord.objects.create(api_key=api_key, key=key, request_hash=request_hash)
+            return IdempotencyClaim(record=record)
+        except IntegrityError:
+            pass
+        existing = IdempotencyRecord.objects.filter(api_key=api_key, key=key).first()
+        if existing is None:
+            continue  # purged or abandoned between the two statements: claim again
+        if existing.request_hash != request_hash:
+            raise ConflictError(
+                "This Idempotency-Key was used for a different request; use a new key for a new request.",
+                code="idempotency_key_reused",
+            )
+        if existing.status_code is not None:
+            return IdempotencyClaim(replay_status=existing.status_code, replay_body=existing.response_body)
+        if existing.created_at >= stale_before:
+            raise ConflictError(
+                "A request with this Idempotency-Key is still in progress; retry later.",
+                code="idempotency_in_progress",
+            )
+        # The request that claimed it died mid-way (its process was killed): let this one take over.
+        IdempotencyRecord.objects.filter(pk=existing.pk, status_code__isnull=True).delete()
+    raise ConflictError("Could not claim the Idempotency-Key; retry.", code="idempotency_in_progress")
+
+
+def idempotency_complete(*, record: IdempotencyRecord, status_code: int, body) -> None:
+    """Keep the response for retries; a server error is not kept, so a retry runs the request again."""
+    if status_code >= 500:
+        IdempotencyRecord.objects.filter(pk=record.pk).delete()
+        return
+    IdempotencyRecord.objects.filter(pk=record.pk).update(
+        status_code=status_code, response_body=body, completed_at=timezone.now()
+    )
+
+
+def idempotency_purge_expired() -> int:
+    before = timezone.now() - timedelta(seconds=settings.IDEMPOTENCY_TTL_SECONDS)
+    deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=before).delete()
+    return deleted

@@ -1,0 +1,111 @@
+"""Writes sent with an Idempotency-Key: a retry gets the first response and writes nothing again."""
+
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from apps.conversations.models import ScratchpadEntry
+from apps.memories.models import Memory
+from apps.tenancy import services as tenancy_services
+from apps.tenancy.models import IdempotencyRecord
+
+SESSION = "/api/v1/stores/main/sessions/s-1"
+NOTES = f"{SESSION}/scratchpad"
+
+
+@pytest.fixture
+def writer(tenant_a):
+    client = tenant_a.client("write")
+    client.post(f"{SESSION}/spawn", {"user_id": "alice"}, format="json")
+    return client
+
+
+def _append(client, content, key="key-1"):
+    return client.post(NOTES, {"content": content}, format="json", HTTP_IDEMPOTENCY_KEY=key)
+
+
+def test_a_retry_gets_the_first_response_and_writes_once(writer):
+    first = _append(writer, "think")
+    again = _append(writer, "think")
+    assert first.status_code == again.status_code == 201
+    assert again.json() == first.json()
+    assert again.headers["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first.headers
+    assert ScratchpadEntry.objects.count() == 1
+    assert _append(writer, "think", key="key-2").status_code == 201  # a new key is a new request
+    assert ScratchpadEntry.objects.count() == 2
+
+
+def test_the_same_key_for_another_request_is_409(writer):
+    _append(writer, "think")
+    response = _append(writer, "something else")
+    assert response.status_code == 409 and response.json()["error"]["code"] == "idempotency_key_reused"
+    assert ScratchpadEntry.objects.count() == 1
+
+
+def test_keys_belong_to_one_api_key(tenant_a, writer):
+    _append(writer, "think")
+    other = tenant_a.client("admin")
+    assert _append(other, "think").status_code == 201
+    assert ScratchpadEntry.objects.count() == 2
+
+
+def test_client_errors_are_replayed_and_server_errors_are_not_kept(writer, monkeypatch):
+    bad = writer.post(NOTES, {"content": ""}, format="json", HTTP_IDEMPOTENCY_KEY="k-bad")
+    again = writer.post(NOTES, {"content": ""}, format="json", HTTP_IDEMPOTENCY_KEY="k-bad")
+    assert bad.status_code == again.status_code == 400 and again.json() == bad.json()
+
+    from apps.conversations import services
+
+    def crash(**kwargs):
+        raise RuntimeError("database on fire")
+
+    monkeypatch.setattr(services, "scratchpad_append", crash)
+    writer.raise_request_exception = False
+    assert _append(writer, "think", key="k-crash").status_code == 500
+    monkeypatch.undo()
+    assert _append(writer, "think", key="k-crash").status_code == 201  # the retry ran the request
+    assert ScratchpadEntry.objects.count() == 1
+
+
+def test_a_request_still_in_progress_is_409_until_it_is_stale(writer):
+    assert _append(writer, "think", key="k-done").status_code == 201
+    done = IdempotencyRecord.objects.get(key="k-done")
+    # A request that claimed a key for the same body and died before answering.
+    IdempotencyRecord.objects.create(api_key=done.api_key, key="k-dead", request_hash=done.request_hash)
+    response = _append(writer, "think", key="k-dead")
+    assert response.status_code == 409 and response.json()["error"]["code"] == "idempotency_in_progress"
+    with time_machine.travel(timezone.now() + timedelta(minutes=6)):
+        assert _append(writer, "think", key="k-dead").status_code == 201
+    assert ScratchpadEntry.objects.count() == 2
+
+
+def test_memory_create_replays_the_created_response(tenant_a):
+    client = tenant_a.client("write")
+    body = {"user_id": "alice", "content": "Alice likes tea"}
+    first = client.post("/api/v1/stores/main/memories", body, format="json", HTTP_IDEMPOTENCY_KEY="m-1")
+    again = client.post("/api/v1/stores/main/memories", body, format="json", HTTP_IDEMPOTENCY_KEY="m-1")
+    assert first.status_code == again.status_code == 201 and again.json() == first.json()
+    assert Memory.objects.count() == 1
+
+
+@pytest.mark.parametrize("key", ["", "x" * 256, "tab\tkey"])
+def test_bad_keys_are_400(writer, key):
+    response = _append(writer, "think", key=key)
+    assert response.status_code == 400 and "Idempotency-Key" in response.json()["error"]["details"]
+    assert ScratchpadEntry.objects.count() == 0
+
+
+def test_reads_and_anonymous_requests_ignore_the_header(writer):
+    assert writer.get(NOTES, HTTP_IDEMPOTENCY_KEY="r-1").status_code == 200
+    assert APIClient().post(NOTES, {"content": "x"}, format="json", HTTP_IDEMPOTENCY_KEY="r-1").status_code == 401
+    assert not IdempotencyRecord.objects.exists()
+
+
+def test_old_records_are_purged(writer):
+    _append(writer, "think")
+    with time_machine.travel(timezone.now() + timedelta(hours=25)):
+        assert tenancy_services.idempotency_purge_expired() == 1
+    assert not IdempotencyRecord.objects.exists()
