@@ -1,7 +1,9 @@
 from django.contrib import admin
 from django.http import JsonResponse
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from apps.core.errors import json_not_found
 
 
 def healthz(request):
@@ -23,6 +25,8 @@ api_v1 = [
         SpectacularRedocView.as_view(url_name="schema", permission_classes=[], authentication_classes=[]),
         name="redoc",
     ),
+    # Last: an unknown API path is a JSON 404 in development too (handler404 applies only when DEBUG is off).
+    re_path(r"^.*$", json_not_found, name="api-not-found"),
 ]
 
 urlpatterns = [

@@ -14,5 +14,6 @@ urlpatterns = [
         name="memory-history",
     ),
     path("stores/<slug:store_name>/search", api.SearchApi.as_view(), name="memory-search"),
-    path("stores/<slug:store_name>/users/<str:user_id>", api.UserEraseApi.as_view(), name="user-erase"),
+    # path: user ids may contain "/" (memories accept any user_id), and this is the last segment.
+    path("stores/<slug:store_name>/users/<path:user_id>", api.UserEraseApi.as_view(), name="user-erase"),
 ]

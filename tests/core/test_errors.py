@@ -167,3 +167,18 @@ def test_bad_cursor_is_a_json_404_and_bad_page_size_falls_back_to_the_default(te
     _assert_error(tenant_a.client().get(f"{BASE}/memories?cursor=garbage"), 404, "not_found", "cursor")
     response = tenant_a.client().get(f"{BASE}/memories?page_size=abc")
     assert response.status_code == 200 and len(response.json()["results"]) == 1
+
+
+def test_unknown_api_paths_are_json_404_even_in_debug(tenant_a, settings):
+    settings.DEBUG = True
+    client = tenant_a.client("read")
+    for url in ("/api/v1/nothing-here", "/api/v1/stores/main/memories/not-a-uuid/history/extra"):
+        response = client.get(url)
+        assert response.status_code == 404 and response["Content-Type"] == "application/json"
+        assert response.json()["error"]["code"] == "not_found"
+
+
+def test_users_with_slashes_in_their_id_can_be_erased(tenant_a, add_memory):
+    add_memory(tenant_a.store, "Team Alice likes tea", user_id="team/alice")
+    response = tenant_a.client("admin").delete("/api/v1/stores/main/users/team/alice")
+    assert response.status_code == 200 and response.json()["memories"] == 1

@@ -6,13 +6,8 @@ round. tests/extraction/test_pipeline.py covers the same path in one process (EX
 """
 
 import os
-import signal
-import subprocess
-import sys
-import time
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import psutil
 import pytest
@@ -27,8 +22,8 @@ from apps.extraction.extractors import get_extractor
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision
 from tests.fakes.llm_server import FakeLLMServer, Reply
+from tests.processes import QCluster, wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
 RUN_TASK = "apps.extraction.tasks.run_extraction_job"
 SESSION = "chat-1"
 MESSAGES_URL = f"/api/v1/stores/main/sessions/{SESSION}/messages"
@@ -38,118 +33,12 @@ SEARCH_URL = "/api/v1/stores/main/search"
 INTRODUCTION = "My name is Alice and I work as a software engineer at TechCorp"
 REPLY = "Nice to meet you, Alice!"
 PREFERENCE = "I prefer dark mode"
-# The lease of a running job is the q2 timeout; the broker re-delivers an unacknowledged task after the
-# retry period, which must outlast the lease plus the moment between dequeue and claim.
-Q_TIMEOUT_SECONDS = 4
-Q_RETRY_SECONDS = 7
 
 # Transactional: the worker sees only committed rows, and inline jobs run on commit.
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 # --- The worker process -----------------------------------------------------------------------------
-
-
-class QCluster:
-    """A `manage.py qcluster` subprocess in its own process group, output in a log file per start."""
-
-    def __init__(self, *, database_name: str, log_dir: Path):
-        self.database_name = database_name
-        self.log_dir = log_dir
-        self.process: subprocess.Popen | None = None
-        self.starts = 0
-        self._log_file = None
-
-    def _database_env(self) -> dict[str, str]:
-        url = os.environ.get("DATABASE_URL")
-        if url:  # an external PostgreSQL: point the URL at the test database instead
-            return {"DATABASE_URL": urlunsplit(urlsplit(url)._replace(path=f"/{self.database_name}"))}
-        return {"EMBEDDED_PG_DATABASE": self.database_name}
-
-    def start(self, *, workers: int = 1, **env: str) -> "QCluster":
-        assert self.process is None, "the cluster is already running"
-        self.starts += 1
-        self._log_file = open(self.log_dir / f"qcluster-{self.starts}.log", "wb")  # noqa: SIM115 - closed in stop
-        environment = {
-            **os.environ,
-            **self._database_env(),
-            "Q_WORKERS": str(workers),
-            "Q_TIMEOUT_SECONDS": str(Q_TIMEOUT_SECONDS),
-            "Q_RETRY_SECONDS": str(Q_RETRY_SECONDS),
-            "Q_SAVE_LIMIT": "250",  # keep task results: these tests read them
-            "EXTRACTION_RUN_INLINE": "false",
-            "EXTRACTION_RETRY_BACKOFF_SECONDS": "1",
-            "MEMORYHUB_DEFAULT_EMBEDDER": "hash",
-            "LOG_LEVEL": "WARNING",
-            "PYTHONUNBUFFERED": "1",
-            **env,
-        }
-        self.process = subprocess.Popen(
-            [sys.executable, "manage.py", "qcluster"],
-            cwd=ROOT,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log_file,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: one signal reaches sentinel, pusher, monitor, workers
-        )
-        return self
-
-    def processes(self) -> list[psutil.Process]:
-        """The cluster's processes: the parent and every child it forked."""
-        try:
-            parent = psutil.Process(self.process.pid)
-            return [parent, *parent.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return []
-
-    def stop(self, *, grace_seconds: float = 15) -> None:
-        """SIGTERM to the main process (q2 stops its workers, then itself), then SIGKILL whatever is left."""
-        self._end(grace_seconds=grace_seconds)
-
-    def kill(self) -> None:
-        """SIGKILL the whole process group at once, like the OOM killer or a lost machine."""
-        self._end(grace_seconds=None)
-
-    def _end(self, *, grace_seconds: float | None) -> None:
-        if self.process is None:
-            return
-        members = self.processes()  # before any exits: orphaned workers must be checked too
-        if grace_seconds is not None:
-            # Not the whole group: q2 children killed under the sentinel's feet make its shutdown hang.
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=grace_seconds)
-            except subprocess.TimeoutExpired:
-                pass
-        self._signal_group(signal.SIGKILL)
-        self.process.wait(timeout=10)
-        _, alive = psutil.wait_procs(members, timeout=10)
-        self.process = None
-        self._log_file.close()
-        assert not [p for p in alive if _still_running(p)], alive
-
-    def _signal_group(self, signum: int) -> None:
-        try:
-            os.killpg(self.process.pid, signum)
-        except ProcessLookupError:
-            pass  # every process of the group has exited already
-
-    def assert_running(self) -> None:
-        assert self.process is not None and self.process.poll() is None, f"qcluster exited:\n{self.log()}"
-
-    def log(self) -> str:
-        return "\n".join(
-            f"--- qcluster-{index}.log\n" + (self.log_dir / f"qcluster-{index}.log").read_text(errors="replace")
-            for index in range(1, self.starts + 1)
-        )
-
-
-def _still_running(process: psutil.Process) -> bool:
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 @pytest.fixture
@@ -177,21 +66,6 @@ def shared_sockets(processes: list[psutil.Process]) -> dict[str, set[int]]:
             if target.startswith("socket:"):
                 owners.setdefault(target, set()).add(process.pid)
     return {socket: pids for socket, pids in owners.items() if len(pids) > 1}
-
-
-def wait_for(predicate, *, timeout: float, what: str, cluster: QCluster | None = None, interval: float = 0.1):
-    """Poll until `predicate()` is truthy and return it; fail after `timeout` seconds (or if the cluster died)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if cluster is not None:
-            cluster.assert_running()
-        if time.monotonic() >= deadline:
-            log = f"\n{cluster.log()}" if cluster is not None else ""
-            pytest.fail(f"timed out after {timeout}s waiting for {what}{log}")
-        time.sleep(interval)
 
 
 # --- Helpers ------------------------------------------------------------------------------------------

@@ -1,0 +1,224 @@
+"""memoryhub as a Strands Agents memory store (strands-agents >= 1.62, ``strands.memory.MemoryStore``).
+
+    from strands import Agent
+    from strands.memory import MemoryManager
+    from memoryhub_client.strands import MemoryHubStore
+
+    store = MemoryHubStore(store="support", user_id="alice", agent_id="support-bot")
+    agent = Agent(model=model, memory_manager=MemoryManager(stores=[store]))
+
+The agent's conversation goes to memoryhub as raw messages after every invocation; memoryhub
+extracts durable facts on the server, in the background. Before each model call the manager
+searches the store and injects what it finds; the ``search_memory`` tool searches it too.
+
+Strands runs every synchronous ``agent(...)`` call in a new event loop, so this store never keeps an
+``httpx.AsyncClient`` (bound to the loop that created it): it uses the synchronous client from a
+worker thread (``asyncio.to_thread``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from typing import Any
+
+from strands.memory import AddMessagesContext, ExtractionConfig, InvocationTrigger, MemoryEntry, SearchOptions
+
+from memoryhub_client.client import MemoryHub
+from memoryhub_client.errors import MemoryHubError, NotFound
+
+# Block kinds the memoryhub server accepts; others (from newer Strands versions) are dropped rather
+# than failing the whole batch on every retry.
+_KNOWN_BLOCKS = frozenset(
+    {"text", "toolUse", "toolResult", "reasoningContent", "citationsContent", "cachePoint", "guardContent",
+     "image", "document", "video"}
+)
+_BINARY_BLOCKS = frozenset({"image", "document", "video"})
+
+
+class MemoryHubStore:
+    """A Strands ``MemoryStore`` backed by one memoryhub store, for one user (and optionally one agent
+    and one session).
+
+    Args:
+        store: The memoryhub store's name.
+        user_id: Whose memories: searches, adds and messages are all scoped to this user.
+        agent_id: Recorded on messages and added memories; with ``search_by_agent`` also a search filter.
+        session_id: The memoryhub session the conversation is recorded in; default: one new session
+            per store instance.
+        client: A ``MemoryHub`` to use (default: one built from ``MEMORYHUB_URL`` / ``MEMORYHUB_API_KEY``,
+            or from ``base_url`` / ``api_key``).
+        name, description, max_search_results, writable, extraction: the Strands store attributes;
+            ``extraction`` defaults to server-side extraction after every invocation.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: str,
+        user_id: str,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        client: MemoryHub | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        name: str | None = None,
+        description: str | None = "Long-term memory about the user, kept by memoryhub.",
+        max_search_results: int | None = 5,
+        writable: bool = True,
+        extraction: ExtractionConfig | bool | None = None,
+        search_by_agent: bool = False,
+    ) -> None:
+        if not store or not user_id:
+            raise ValueError("MemoryHubStore needs a store name and a user_id")
+        self.store = store
+        self.user_id = user_id
+        self.agent_id = agent_id
+        self.name = name or f"memoryhub-{store}"
+        self.description = description
+        self.max_search_results = max_search_results
+        self.writable = writable
+        # Server-side extraction: the raw messages go to add_messages after each invocation and
+        # memoryhub extracts them; no extractor (and no model call) on the client.
+        self.extraction = ExtractionConfig(trigger=[InvocationTrigger()]) if extraction is None else extraction
+        self.search_by_agent = search_by_agent
+        self._client = client or MemoryHub(base_url=base_url, api_key=api_key)
+        self._owns_client = client is None
+        # The idempotency key of a message is (run id, Strands sequence number). Strands numbers the
+        # messages of one MemoryManager from 0, so the run id is minted per store instance and again
+        # whenever the numbering restarts (see _run_for).
+        self._run_id = uuid.uuid4().hex
+        self.session_id = session_id or f"strands-{self._run_id}"
+        self._acknowledged_seq = -1
+        self._lock = threading.Lock()
+
+    # --- Strands MemoryStore contract ---------------------------------------------------------------
+
+    async def initialize(self) -> None:
+        """Fail loudly at agent construction if the store is missing or the key cannot use it."""
+        try:
+            await asyncio.to_thread(self._client.stores.get, self.store)
+        except NotFound as exc:
+            raise ValueError(f"memoryhub store {self.store!r} does not exist (or this API key cannot see it)") from exc
+
+    async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
+        limit = (options or {}).get("max_search_results") or self.max_search_results or 5
+        hits = await asyncio.to_thread(
+            self._client.search,
+            self.store,
+            query,
+            user_id=self.user_id,
+            agent_id=self.agent_id if self.search_by_agent else None,
+            limit=max(1, min(int(limit), 100)),
+        )
+        return [
+            MemoryEntry(
+                content=hit.memory.content,
+                metadata={
+                    "memory_id": str(hit.memory.id),
+                    "score": round(float(hit.score), 6),
+                    "memory_type": hit.memory.memory_type,
+                },
+            )
+            for hit in hits
+        ]
+
+    async def add(self, content: str, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Store one memory (the ``add_memory`` tool); the same content twice is one memory."""
+        result = await asyncio.to_thread(
+            self._client.memories.add,
+            self.store,
+            user_id=self.user_id,
+            content=content,
+            agent_id=self.agent_id,
+            session_id=self.session_id,
+            metadata=_json_safe(metadata or {}),
+        )
+        return {"memory_id": str(result.memory.id), "duplicate": result.duplicate}
+
+    async def add_messages(self, messages: list[dict], context: AddMessagesContext | None = None) -> dict[str, Any]:
+        """Send the conversation to memoryhub, which extracts from it in the background (202 at once).
+
+        Each message carries (run id, Strands sequence number), so a retried batch — Strands resends
+        the messages of a failed save together with newer ones — stores each message once.
+        """
+        sequence = context.sequence_numbers if context is not None else None
+        batch = []
+        for index, message in enumerate(messages):
+            content = _server_content(message.get("content") or [])
+            if not content:
+                continue
+            item: dict[str, Any] = {"role": message["role"], "content": content}
+            if sequence is not None:
+                item["seq"] = sequence[index]
+            batch.append(item)
+        if not batch:
+            return {"accepted": 0, "duplicates": 0}
+        run_id = self._run_for(sequence)
+        result = await asyncio.to_thread(
+            self._client.sessions.add_messages,
+            self.store,
+            self.session_id,
+            user_id=self.user_id,
+            agent_id=self.agent_id or "",
+            run_id=run_id,
+            messages=batch,
+        )
+        if sequence:
+            with self._lock:
+                self._acknowledged_seq = max(self._acknowledged_seq, max(sequence))
+        return {"accepted": result.accepted, "duplicates": result.duplicates}
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()
+
+    # --- helpers ------------------------------------------------------------------------------------
+
+    def _run_for(self, sequence: list[int] | None) -> str:
+        """The run id for a batch. A batch whose numbers start at or below the highest number already
+        acknowledged cannot be a retry (a retry resends only unacknowledged messages): the numbering
+        restarted (a new MemoryManager using this store), so the batch gets a fresh run id."""
+        with self._lock:
+            if sequence and min(sequence) <= self._acknowledged_seq:
+                self._run_id = uuid.uuid4().hex
+                self._acknowledged_seq = -1
+            return self._run_id
+
+    def __repr__(self) -> str:
+        return f"MemoryHubStore(store={self.store!r}, user_id={self.user_id!r}, session_id={self.session_id!r})"
+
+
+def _server_content(blocks: list[dict]) -> list[dict]:
+    """Strands content blocks as memoryhub takes them: binaries reduced to a placeholder (the server
+    keeps none of their bytes), unknown kinds dropped."""
+    kept = []
+    for block in blocks:
+        if not isinstance(block, dict) or len(block) != 1:
+            continue
+        (kind, value), = block.items()
+        if kind not in _KNOWN_BLOCKS:
+            continue
+        if kind in _BINARY_BLOCKS:
+            value = value if isinstance(value, dict) else {}
+            kept.append({kind: {key: value[key] for key in ("format", "name") if isinstance(value.get(key), str)}})
+            continue
+        kept.append({kind: _json_safe(value)})
+    return kept
+
+
+def _json_safe(value: Any) -> Any:
+    """A JSON-serialisable copy: bytes become a size note, other unknown objects their str()."""
+    if isinstance(value, dict):
+        return {str(key): _json_safe(inner) for key, inner in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(inner) for inner in value]
+    if isinstance(value, bytes | bytearray):
+        return f"<{len(value)} bytes omitted>"
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+__all__ = ["MemoryHubStore", "MemoryHubError"]

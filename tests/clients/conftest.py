@@ -1,0 +1,95 @@
+"""A live memoryhub for the client tests: a uvicorn process and a qcluster worker on the test database.
+
+Tests that use `live_server` must be `@pytest.mark.django_db(transaction=True)`: the server and the worker
+are other processes and see only committed rows. Create tenants and keys with the usual fixtures
+(`tenant_a.keys["admin"]` is a raw key of tenant acme, whose store is "main").
+"""
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from django.conf import settings
+
+from memoryhub_client import AsyncMemoryHub, MemoryHub
+from tests.processes import LiveServer, QCluster
+
+
+class LiveMemoryhub:
+    """The running server and worker, and clients for them."""
+
+    def __init__(self, server: LiveServer, worker: QCluster):
+        self.server = server
+        self.worker = worker
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    def client(self, api_key: str, **options) -> MemoryHub:
+        return MemoryHub(self.base_url, api_key, **options)
+
+    def async_client(self, api_key: str, **options) -> AsyncMemoryHub:
+        return AsyncMemoryHub(self.base_url, api_key, **options)
+
+    def assert_running(self) -> None:
+        self.server.assert_running()
+        self.worker.assert_running()
+
+    def log(self) -> str:
+        return f"{self.server.log()}\n{self.worker.log()}"
+
+
+@pytest.fixture(scope="module")
+def live_server_env() -> dict[str, str]:
+    """Extra environment of the server and the worker; a test module overrides this to configure them."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def live_server(django_db_setup, tmp_path_factory, live_server_env) -> Iterator[LiveMemoryhub]:
+    # Module scope, not session: a worker left running would also take the jobs of other test modules
+    # (tests/extraction/test_worker_integration.py starts and kills its own).
+    database_name = settings.DATABASES["default"]["NAME"]
+    log_dir = tmp_path_factory.mktemp("memoryhub")
+    server = LiveServer(database_name=database_name, log_dir=log_dir)
+    worker = QCluster(database_name=database_name, log_dir=log_dir)
+    try:
+        server.start(**live_server_env)
+        worker.start(workers=2, **live_server_env)
+        yield LiveMemoryhub(server, worker)
+    finally:
+        # Before the test database is dropped: both hold connections to it.
+        worker.stop()
+        server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _live_server_helper(request):
+    """Replaces pytest-django's helper of the same name, which serves its own (threaded) live_server.
+
+    Ours is another process, so a test that uses it needs committed data: transactional_db.
+    """
+    if "live_server" in request.fixturenames:
+        request.getfixturevalue("transactional_db")
+    yield
+
+
+@pytest.fixture
+def hub_for(live_server) -> Iterator[Callable[..., MemoryHub]]:
+    """Make a sync client for a raw API key; closed after the test."""
+    clients: list[MemoryHub] = []
+
+    def make(api_key: str, **options) -> MemoryHub:
+        client = live_server.client(api_key, **options)
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def hub(hub_for, tenant_a) -> MemoryHub:
+    """A client with tenant acme's admin key."""
+    return hub_for(tenant_a.keys["admin"])
