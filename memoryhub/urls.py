@@ -14,6 +14,7 @@ api_v1 = [
     path("", include("apps.memories.urls")),
     path("", include("apps.conversations.urls")),
     path("", include("apps.extraction.urls")),
+    path("", include("apps.tenancy.urls")),
     path("schema", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
     path(
         "docs",

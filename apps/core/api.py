@@ -13,7 +13,9 @@ _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no", ""}
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-IDEMPOTENT_METHODS = ("POST", "PATCH")  # PUT and DELETE are idempotent by themselves
+# PUT and DELETE too: repeated, they end in the same state, but a retry after a lost answer would see a
+# different answer (a compare-and-set PUT: 409; a DELETE: 404) for a write that succeeded.
+IDEMPOTENT_METHODS = ("POST", "PATCH", "PUT", "DELETE")
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 
 

@@ -7,6 +7,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError
 from django.http import Http404, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -122,6 +123,7 @@ def api_exception_handler(exc, context):
     return response
 
 
+@csrf_exempt  # also the catch-all of /api/v1/: an unknown path is a 404 for every method, not a CSRF 403
 def json_not_found(request, exception=None):
     return JsonResponse(error_body("not_found", f"No route for {request.path}."), status=404)
 

@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterator
 import pytest
 from django.conf import settings
 
+from apps.extraction.models import ExtractionJob
 from memoryhub_client import AsyncMemoryHub, MemoryHub
-from tests.processes import LiveServer, QCluster
+from tests.processes import LiveServer, QCluster, wait_for
 
 
 class LiveMemoryhub:
@@ -69,9 +70,15 @@ def _live_server_helper(request):
 
     Ours is another process, so a test that uses it needs committed data: transactional_db.
     """
-    if "live_server" in request.fixturenames:
-        request.getfixturevalue("transactional_db")
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("transactional_db")
     yield
+    # Before the database is emptied for the next test: a job the worker is still running holds row
+    # locks that would deadlock the TRUNCATE.
+    wait_for(lambda: not ExtractionJob.objects.filter(status__in=ExtractionJob.OPEN_STATUSES).exists(),
+             timeout=60, what="the worker to finish its extraction jobs")
 
 
 @pytest.fixture

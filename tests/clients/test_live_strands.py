@@ -8,7 +8,7 @@ from strands.memory import MemoryManager
 from memoryhub_client import AuthenticationFailed
 from memoryhub_client.strands import MemoryHubStore
 from memoryhub_client.testing import ScriptedModel, ToolCall
-from tests.clients.transports import LosesFirstResponse
+from tests.clients.transports import LosesAnswers, LosesFirstResponse
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -58,13 +58,53 @@ def test_a_conversation_becomes_memories_that_a_new_agent_is_given(hub):
     assert len(tool_results) == 1 and dark_mode[0].id in tool_results[0] and "score" in tool_results[0]
 
 
-def test_another_users_memories_are_not_injected(hub):
+def test_only_the_users_own_memories_are_injected(hub):
     store = _first_conversation(hub)
     hub.sessions.flush(STORE, store.session_id, wait=30)
+    hub.memories.add(STORE, user_id="bob", content="Bob prefers light mode")
     bob = MemoryHubStore(store=STORE, user_id="bob", client=hub)
     agent, model = _agent(bob, ["Hello Bob."])
-    agent("What do you know about my theme?")
-    assert not any("<memory>" in text for text in model.texts_sent(0))
+    agent("Which display mode do I prefer?")
+    injected = [text for text in model.texts_sent(0) if "<memory>" in text]
+    assert len(injected) == 1 and "Bob prefers light mode" in injected[0] and "dark mode" not in injected[0]
+
+
+def test_a_very_long_user_message_is_still_searched_and_stored(hub):
+    store = _first_conversation(hub)
+    hub.sessions.flush(STORE, store.session_id, wait=30)
+    later = MemoryHubStore(store=STORE, user_id="alice", client=hub)
+    agent, model = _agent(later, ["Summarised.", "Hello again."])
+    pasted = "lorem ipsum " * 4000 + "\x00 which theme do I prefer, dark mode?"
+    agent(pasted)  # 48,000 characters with a NUL: over the server's limits for a message and a query
+    assert any("<memory>" in text and "dark mode" in text for text in model.texts_sent(0))
+    agent("And one more thing")  # later saves are not blocked by the refused one
+    texts = [message.text for message in hub.sessions.iter_messages(STORE, later.session_id)]
+    assert len(texts) == 4 and texts[0].endswith("[…truncated]") and len(texts[0]) == 32_768
+    assert "\x00" not in texts[0] and texts[2:] == ["And one more thing", "Hello again."]
+
+
+def test_a_batch_over_the_servers_limit_is_sent_in_parts(hub):
+    import asyncio
+
+    from strands.memory import AddMessagesContext
+
+    store = MemoryHubStore(store=STORE, user_id="alice", client=hub)
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": [{"text": f"message {i}"}]}
+                for i in range(150)]
+    result = asyncio.run(store.add_messages(messages, AddMessagesContext(sequence_numbers=list(range(150)))))
+    assert result == {"accepted": 150, "duplicates": 0, "dropped": 0}
+    assert hub.sessions.get(STORE, store.session_id).message_count == 150
+
+
+def test_messages_of_a_terminated_session_are_dropped_not_resent_forever(hub):
+    store = MemoryHubStore(store=STORE, user_id="alice", client=hub)
+    agent, _ = _agent(store, ["One.", "Two."])
+    agent("first")
+    hub.lifecycle.terminate(STORE, store.session_id, wait=0)
+    agent("second")  # refused (409): dropped with an error in the log, not raised into the agent
+    agent("third")
+    texts = [message.text for message in hub.sessions.iter_messages(STORE, store.session_id)]
+    assert texts == ["first", "One."]
 
 
 def _messages_posts(request) -> bool:
@@ -121,6 +161,22 @@ def test_a_second_manager_on_the_same_store_instance_does_not_lose_messages(hub)
     assert texts == ["first agent speaking", "One.", "second agent speaking", "Two."]
 
 
+def test_a_new_agent_after_an_unconfirmed_save_does_not_lose_messages(hub_for, tenant_a, hub):
+    # The first agent's messages reach the server but no answer comes back (save and flush both fail),
+    # so the store never learns they were stored. A new agent on the same store numbers from 0 again.
+    lossy = LosesAnswers(matching=_messages_posts)
+    store = MemoryHubStore(store=STORE, user_id="alice",
+                           client=hub_for(tenant_a.keys["write"], transport=lossy, max_retries=0))
+    first, _ = _agent(store, ["One."])
+    first("first agent speaking")
+    assert lossy.lost >= 2
+    lossy.losing = False
+    second, _ = _agent(store, ["Two."])
+    second("second agent speaking")
+    texts = [message.text for message in hub.sessions.iter_messages(STORE, store.session_id)]
+    assert texts == ["first agent speaking", "One.", "second agent speaking", "Two."]
+
+
 def test_add_memory_tool_writes_through_add(hub):
     store = MemoryHubStore(store=STORE, user_id="carol", client=hub)
     model = ScriptedModel([ToolCall("add_memory", {"entries": ["Carol is allergic to peanuts"]}), "Noted."])
@@ -132,10 +188,17 @@ def test_add_memory_tool_writes_through_add(hub):
     assert [memory.content for memory in memories if memory.source == "api"] == ["Carol is allergic to peanuts"]
 
 
-def test_initialize_fails_loudly(hub_for, tenant_a, live_server):
+def test_initialize_fails_loudly(hub_for, tenant_a):
     missing = MemoryHubStore(store="no-such-store", user_id="alice", client=hub_for(tenant_a.keys["read"]))
     with pytest.raises(ValueError, match="no-such-store"):
         Agent(model=ScriptedModel([]), memory_manager=MemoryManager(stores=[missing]), callback_handler=None)
-    bad_key = MemoryHubStore(store=STORE, user_id="alice", client=live_server.client("mh_bogus_key", max_retries=0))
+    bad_key = MemoryHubStore(store=STORE, user_id="alice", client=hub_for("mh_bogus_key", max_retries=0))
     with pytest.raises(AuthenticationFailed):
         Agent(model=ScriptedModel([]), memory_manager=MemoryManager(stores=[bad_key]), callback_handler=None)
+    read_only_key = MemoryHubStore(store=STORE, user_id="alice", client=hub_for(tenant_a.keys["read"]))
+    with pytest.raises(ValueError, match="needs 'write'"):
+        Agent(model=ScriptedModel([]), memory_manager=MemoryManager(stores=[read_only_key]), callback_handler=None)
+    reader = MemoryHubStore(store=STORE, user_id="alice", writable=False, extraction=False,
+                            client=hub_for(tenant_a.keys["read"]))
+    agent = Agent(model=ScriptedModel(["Hi."]), memory_manager=MemoryManager(stores=[reader]), callback_handler=None)
+    assert str(agent("hello")).strip() == "Hi."

@@ -24,3 +24,22 @@ class LosesFirstResponse(httpx.HTTPTransport):
             response.close()
             raise httpx.ReadError("connection reset after the request was sent")
         return response
+
+
+class LosesAnswers(httpx.HTTPTransport):
+    """Delivers each request, and loses the answer of every one `matching` selects while `losing` is set."""
+
+    def __init__(self, matching: Callable[[httpx.Request], bool]):
+        super().__init__()
+        self.matching = matching
+        self.losing = True
+        self.lost = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if self.losing and self.matching(request):
+            self.lost += 1
+            response.read()
+            response.close()
+            raise httpx.ReadError("connection reset after the request was sent")
+        return response

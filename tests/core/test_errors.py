@@ -182,3 +182,13 @@ def test_users_with_slashes_in_their_id_can_be_erased(tenant_a, add_memory):
     add_memory(tenant_a.store, "Team Alice likes tea", user_id="team/alice")
     response = tenant_a.client("admin").delete("/api/v1/stores/main/users/team/alice")
     assert response.status_code == 200 and response.json()["memories"] == 1
+
+
+@pytest.mark.parametrize("method", ["post", "patch", "put", "delete"])
+def test_writes_to_unknown_api_paths_are_json_404_not_csrf_403(tenant_a, method):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Bearer {tenant_a.keys['admin']}")
+    response = getattr(client, method)("/api/v1/stores/main/sessions/a/b/c/nothing", "{}",
+                                       content_type="application/json")
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"

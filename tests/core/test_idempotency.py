@@ -109,3 +109,12 @@ def test_old_records_are_purged(writer):
     with time_machine.travel(timezone.now() + timedelta(hours=25)):
         assert tenancy_services.idempotency_purge_expired() == 1
     assert not IdempotencyRecord.objects.exists()
+
+
+def test_a_compare_and_set_put_retried_after_a_lost_answer_gets_its_answer(writer):
+    url = f"{SESSION}/working-memory/lock"
+    first = writer.put(url, {"value": "me", "if_version": 0}, format="json", HTTP_IDEMPOTENCY_KEY="put-1")
+    again = writer.put(url, {"value": "me", "if_version": 0}, format="json", HTTP_IDEMPOTENCY_KEY="put-1")
+    assert first.status_code == again.status_code == 201 and again.json() == first.json()
+    deleted = writer.delete(url, HTTP_IDEMPOTENCY_KEY="del-1")
+    assert writer.delete(url, HTTP_IDEMPOTENCY_KEY="del-1").json() == deleted.json() == {"deleted": True, "key": "lock"}

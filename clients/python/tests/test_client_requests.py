@@ -281,3 +281,32 @@ def test_messages_body_shape(server, hub):
         "user_id": "alice", "agent_id": "bot", "run_id": "", "metadata": {"channel": "web"},
         "messages": [{"role": "user", "content": [{"text": "hi"}]}],
     }
+
+
+def test_values_json_cannot_carry_raise_invalid_request_before_sending(server, hub):
+    from memoryhub_client import InvalidRequest, MemoryHubError
+
+    with pytest.raises(InvalidRequest) as caught:
+        hub.memories.add("main", user_id="alice", content="x", metadata={"score": float("nan")})
+    assert isinstance(caught.value, MemoryHubError) and isinstance(caught.value, ValueError)
+    assert server.requests == []
+
+
+def test_key_info(server, hub):
+    server.script(Reply(200, {"name": "bot", "prefix": "mh_12345678", "tenant": "acme", "scopes": ["read"],
+                              "can_write": False, "stores": ["main"], "created_at": "2026-11-21T10:00:00Z"}))
+    info = hub.key_info()
+    assert (info.name, info.can_write, info.allows_store("main"), info.allows_store("other")) == (
+        "bot", False, True, False)
+    assert server.requests[0].path.endswith("/api/v1/key")
+
+
+def test_run_sequences_forget_the_oldest_runs():
+    from memoryhub_client._api import RunSequences
+
+    sequences = RunSequences()
+    sequences.MAX_RUNS = 3
+    for run in range(5):
+        sequences.fill("main", "s", f"run-{run}", [{"role": "user", "content": "x"}])
+    assert [key[2] for key in sequences._next] == ["run-2", "run-3", "run-4"]
+    assert sequences.fill("main", "s", "run-4", [{"role": "user", "content": "y"}])[0]["seq"] == 1

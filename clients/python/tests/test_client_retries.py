@@ -6,7 +6,7 @@ from email.utils import format_datetime
 import pytest
 from scripted_http import Reply
 
-from memoryhub_client import ConnectionFailed, RateLimited, ServerError, ValidationFailed
+from memoryhub_client import Conflict, ConnectionFailed, RateLimited, ServerError, ValidationFailed
 from memoryhub_client._transport import retry_after_seconds
 
 MEMORY = {"id": "7d6c1c3e-6a55-4d4a-9d1c-0e6d6f1c2a10", "content": "Alice likes tea", "user_id": "alice"}
@@ -323,3 +323,32 @@ def test_a_validation_error_is_raised_at_once_even_for_retryable_calls(server, h
         hub.search("main", "tea", limit=1000)
 
     assert len(server.requests) == 1 and sleeps.delays == []
+
+
+def test_put_and_delete_carry_a_minted_key_kept_across_retries(server, hub, sleeps):
+    item = {"key": "k", "value": 1, "version": 1, "size_bytes": 1, "expires_at": None,
+            "created_at": "2026-11-21T10:00:00Z", "updated_at": "2026-11-21T10:00:00Z"}
+    server.script(Reply(drop=True), Reply(201, item), Reply.error(502), Reply(200, {"deleted": True, "key": "k"}))
+
+    hub.working_memory.put("main", "chat-1", "k", 1, if_version=0)
+    hub.working_memory.delete("main", "chat-1", "k")
+
+    keys = [request.headers.get("idempotency-key") for request in server.requests]
+    assert keys[0] and keys[0] == keys[1] and keys[2] and keys[2] == keys[3] and keys[0] != keys[2]
+
+
+def test_a_call_still_running_on_the_server_is_waited_for_not_reported_as_a_conflict(server, hub, sleeps):
+    in_progress = Reply.error(409, code="idempotency_in_progress")
+    server.script(Reply(drop=True), in_progress, Reply(201, SCRATCHPAD))
+
+    result = hub.scratchpad.append("main", "chat-1", "note")
+
+    assert result.entry.content == "note" and len(server.requests) == 3
+
+
+def test_other_conflicts_are_not_retried(server, hub, sleeps):
+    server.script(Reply.error(409, code="version_conflict"))
+
+    with pytest.raises(Conflict):
+        hub.working_memory.put("main", "chat-1", "k", 1, if_version=3)
+    assert len(server.requests) == 1

@@ -19,6 +19,7 @@ from memoryhub_client.errors import (
     ConfigurationError,
     Conflict,
     ConnectionFailed,
+    InvalidRequest,
     MemoryHubError,
     NotFound,
     PayloadTooLarge,
@@ -28,6 +29,7 @@ from memoryhub_client.errors import (
     ValidationFailed,
 )
 from memoryhub_client.models import (
+    ApiKeyInfo,
     Checkpoint,
     ContextEntry,
     ContextResult,
@@ -52,6 +54,7 @@ from memoryhub_client.models import (
 )
 
 __all__ = [
+    "ApiKeyInfo",
     "APIError",
     "AsyncMemoryHub",
     "AuthenticationFailed",
@@ -59,6 +62,7 @@ __all__ = [
     "ConfigurationError",
     "Conflict",
     "ConnectionFailed",
+    "InvalidRequest",
     "ContextEntry",
     "ContextResult",
     "FlushResult",

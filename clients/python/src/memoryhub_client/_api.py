@@ -11,6 +11,7 @@ from typing import Any
 
 from memoryhub_client._transport import Call, path
 from memoryhub_client.models import (
+    ApiKeyInfo,
     Checkpoint,
     ContextResult,
     FlushResult,
@@ -71,6 +72,10 @@ def _list_params(cursor: str | None, page_size: int | None, filters: Mapping[str
 
 
 # --- Stores -----------------------------------------------------------------------------------------
+
+
+def key_info() -> Call[ApiKeyInfo]:
+    return Call("GET", "key", ApiKeyInfo.from_json)
 
 
 def store_list() -> Call[list[Store]]:
@@ -240,6 +245,8 @@ class RunSequences:
     batch yourself, from another client or process, give every message its seq.
     """
 
+    MAX_RUNS = 10_000  # remembered runs; the oldest are forgotten (a long-lived client sees many runs)
+
     def __init__(self) -> None:
         self._next: dict[tuple[str, str, str], int] = {}
         self._lock = threading.Lock()
@@ -256,7 +263,10 @@ class RunSequences:
                     message["seq"] = next_seq
                 if isinstance(message["seq"], int):
                     next_seq = max(next_seq, message["seq"] + 1)
-            self._next[key] = next_seq
+            self._next.pop(key, None)
+            self._next[key] = next_seq  # (re)inserted last: dicts keep insertion order
+            while len(self._next) > self.MAX_RUNS:
+                del self._next[next(iter(self._next))]
         return filled
 
 

@@ -37,6 +37,7 @@ from memoryhub_client.errors import (
     APIError,
     ConfigurationError,
     ConnectionFailed,
+    InvalidRequest,
     RateLimited,
     error_class_for,
 )
@@ -52,7 +53,10 @@ USER_AGENT = f"memoryhub-client/{__version__}"
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
-IDEMPOTENCY_KEY_METHODS = frozenset({"POST", "PATCH"})  # the methods the server honours Idempotency-Key on
+# The methods the server honours Idempotency-Key on: every write. PUT and DELETE get one too: repeated,
+# they end in the same state, but a retry after a lost answer would otherwise see 409 (a compare-and-set
+# PUT) or 404 (a DELETE) for a write that succeeded.
+IDEMPOTENCY_KEY_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 # Errors raised before the request was sent: repeating it cannot do anything twice.
 NOT_SENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout)
 
@@ -110,7 +114,20 @@ def json_default(value: Any) -> Any:
 
 
 def encode_body(body: Any) -> bytes:
-    return json.dumps(body, default=json_default, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    try:
+        return json.dumps(body, default=json_default, ensure_ascii=False, separators=(",", ":"),
+                          allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise InvalidRequest(f"The request body cannot be sent as JSON: {exc}") from exc
+
+
+def _error_code(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    error = body.get("error") if isinstance(body, dict) else None
+    return str(error.get("code", "")) if isinstance(error, dict) else ""
 
 
 def query_value(value: Any) -> str:
@@ -249,8 +266,8 @@ class BaseTransport:
         self._random: Callable[[], float] = random.random  # replaced in tests to pin the jitter
 
     def prepare(self, call: Call[T]) -> Call[T]:
-        """The call as it will be sent: a write that is not safe to repeat gets a key of its own."""
-        if (self.auto_idempotency_keys and self.max_retries and not call.retryable
+        """The call as it will be sent: a write without a key gets one of its own, kept across its retries."""
+        if (self.auto_idempotency_keys and self.max_retries and not call.idempotency_key
                 and call.method in IDEMPOTENCY_KEY_METHODS):
             return dataclasses.replace(call, idempotency_key=uuid.uuid4().hex)
         return call
@@ -287,6 +304,10 @@ class BaseTransport:
             return None
         assert response is not None
         if call.retryable and response.status_code in RETRY_STATUSES:
+            return self.delay(retry, retry_after_seconds(response.headers))
+        if call.idempotency_key and response.status_code == 409 and _error_code(response) == "idempotency_in_progress":
+            # An earlier attempt of this call (say, one that timed out) is still running on the server:
+            # wait for its answer rather than report a conflict for a write that is happening.
             return self.delay(retry, retry_after_seconds(response.headers))
         return None
 

@@ -11,6 +11,7 @@ import httpx
 from memoryhub_client import _api
 from memoryhub_client._transport import Call, SyncTransport
 from memoryhub_client.models import (
+    ApiKeyInfo,
     Checkpoint,
     ContextResult,
     FlushResult,
@@ -167,7 +168,9 @@ class Sessions(_Resource):
         """Send messages ({"role", "content", "seq"?, "metadata"?}); the server extracts in the background.
 
         With a `run_id` each message gets a seq (see `RunSequences`) and the call is retried safely: the
-        server stores a repeated (run_id, seq) once.
+        server stores a repeated (run_id, seq) once. Use a new run_id (uuid4) for each run of a
+        conversation: the seqs this client fills in start at 0 for a run it has not seen, so a run_id
+        reused by another process or client would make its messages look like repeats.
         """
         filled = self._sequences.fill(store, session_id, run_id, messages)
         return self._run(_api.messages_add(store, session_id, user_id=user_id, messages=filled, run_id=run_id,
@@ -386,6 +389,10 @@ class MemoryHub:
     def base_url(self) -> str:
         """The server's /api/v1/ URL."""
         return self._transport.base_url
+
+    def key_info(self) -> ApiKeyInfo:
+        """What this client's API key may do: tenant, scopes, stores."""
+        return self._transport.run(_api.key_info())
 
     def search(
         self,

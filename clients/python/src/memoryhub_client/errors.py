@@ -18,6 +18,10 @@ class ConfigurationError(MemoryHubError):
     """The client is missing its base URL or API key, or got an invalid setting."""
 
 
+class InvalidRequest(MemoryHubError, ValueError):
+    """The request cannot be sent as given (a value JSON cannot carry, such as NaN or a naive datetime)."""
+
+
 class ConnectionFailed(MemoryHubError):
     """The server could not be reached (connection refused, DNS, TLS, timeout), after any retries."""
 

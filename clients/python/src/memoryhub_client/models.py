@@ -88,6 +88,25 @@ class Store(Model):
     _parsers = _times("created_at", "updated_at")
 
 
+@dataclass(frozen=True)
+class ApiKeyInfo(Model):
+    """The calling API key: its tenant, scopes and the stores it may use (None: every store)."""
+
+    name: str = ""
+    prefix: str = ""
+    tenant: str = ""
+    scopes: list[str] = field(default_factory=list)
+    can_write: bool = False
+    stores: list[str] | None = None
+    created_at: datetime | None = None
+    raw: dict = _raw()
+
+    _parsers = _times("created_at")
+
+    def allows_store(self, name: str) -> bool:
+        return self.stores is None or name in self.stores
+
+
 # --- Memories ---------------------------------------------------------------------------------------
 
 

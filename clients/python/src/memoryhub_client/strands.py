@@ -19,6 +19,8 @@ worker thread (``asyncio.to_thread``).
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
 import threading
 import uuid
 from typing import Any
@@ -26,7 +28,9 @@ from typing import Any
 from strands.memory import AddMessagesContext, ExtractionConfig, InvocationTrigger, MemoryEntry, SearchOptions
 
 from memoryhub_client.client import MemoryHub
-from memoryhub_client.errors import MemoryHubError, NotFound
+from memoryhub_client.errors import Conflict, MemoryHubError, NotFound, PermissionDenied, ValidationFailed
+
+logger = logging.getLogger("memoryhub_client.strands")
 
 # Block kinds the memoryhub server accepts; others (from newer Strands versions) are dropped rather
 # than failing the whole batch on every retry.
@@ -35,6 +39,13 @@ _KNOWN_BLOCKS = frozenset(
      "image", "document", "video"}
 )
 _BINARY_BLOCKS = frozenset({"image", "document", "video"})
+# The server's limits (MEMORYHUB_MAX_MESSAGES_PER_BATCH, MEMORYHUB_MAX_MESSAGE_CHARS, the search query's
+# length). A save that breaks one would be refused on every retry, and Strands resends refused messages
+# with every later save: the store keeps within them instead.
+MAX_MESSAGES_PER_REQUEST = 100
+MAX_MESSAGE_CHARS = 32_768
+MAX_QUERY_CHARS = 4_000
+TRUNCATED = " […truncated]"
 
 
 class MemoryHubStore:
@@ -48,7 +59,8 @@ class MemoryHubStore:
         session_id: The memoryhub session the conversation is recorded in; default: one new session
             per store instance.
         client: A ``MemoryHub`` to use (default: one built from ``MEMORYHUB_URL`` / ``MEMORYHUB_API_KEY``,
-            or from ``base_url`` / ``api_key``).
+            or from ``base_url`` / ``api_key``, with a short timeout and one retry: it sits on the
+            agent's path, so an unreachable memoryhub should cost seconds, not minutes).
         name, description, max_search_results, writable, extraction: the Strands store attributes;
             ``extraction`` defaults to server-side extraction after every invocation.
     """
@@ -83,11 +95,12 @@ class MemoryHubStore:
         # memoryhub extracts them; no extractor (and no model call) on the client.
         self.extraction = ExtractionConfig(trigger=[InvocationTrigger()]) if extraction is None else extraction
         self.search_by_agent = search_by_agent
-        self._client = client or MemoryHub(base_url=base_url, api_key=api_key)
+        self._client = client or MemoryHub(base_url=base_url, api_key=api_key, timeout=5.0, max_retries=1)
         self._owns_client = client is None
         # The idempotency key of a message is (run id, Strands sequence number). Strands numbers the
-        # messages of one MemoryManager from 0, so the run id is minted per store instance and again
-        # whenever the numbering restarts (see _run_for).
+        # messages of each agent's MemoryManager from 0, so the run id is minted per store instance, again
+        # in initialize() (called once per agent, before its numbering starts), and again if the numbering
+        # visibly restarts (see _run_for). One store instance serves one agent at a time.
         self._run_id = uuid.uuid4().hex
         self.session_id = session_id or f"strands-{self._run_id}"
         self._acknowledged_seq = -1
@@ -96,14 +109,31 @@ class MemoryHubStore:
     # --- Strands MemoryStore contract ---------------------------------------------------------------
 
     async def initialize(self) -> None:
-        """Fail loudly at agent construction if the store is missing or the key cannot use it."""
+        """At agent construction: fail loudly if the store is missing or the key cannot use it (or, for a
+        writable store, cannot write); start a new run of message numbers."""
         try:
             await asyncio.to_thread(self._client.stores.get, self.store)
         except NotFound as exc:
             raise ValueError(f"memoryhub store {self.store!r} does not exist (or this API key cannot see it)") from exc
+        except PermissionDenied as exc:
+            raise ValueError(f"this API key may not use memoryhub store {self.store!r}") from exc
+        if self.writable:
+            key = await asyncio.to_thread(self._client.key_info)
+            if not key.can_write:
+                raise ValueError(
+                    f"MemoryHubStore {self.name!r} is writable but API key {key.name!r} has scopes "
+                    f"{', '.join(key.scopes)}: it needs 'write' (or pass writable=False)"
+                )
+        with self._lock:
+            self._run_id = uuid.uuid4().hex
+            self._acknowledged_seq = -1
 
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
         limit = (options or {}).get("max_search_results") or self.max_search_results or 5
+        # The query is often the user's whole last message: keep what the server accepts, the end of it.
+        query = _clean_text(query).strip()[-MAX_QUERY_CHARS:]
+        if not query:
+            return []
         hits = await asyncio.to_thread(
             self._client.search,
             self.store,
@@ -156,19 +186,32 @@ class MemoryHubStore:
         if not batch:
             return {"accepted": 0, "duplicates": 0}
         run_id = self._run_for(sequence)
-        result = await asyncio.to_thread(
-            self._client.sessions.add_messages,
-            self.store,
-            self.session_id,
-            user_id=self.user_id,
-            agent_id=self.agent_id or "",
-            run_id=run_id,
-            messages=batch,
-        )
+        totals = {"accepted": 0, "duplicates": 0, "dropped": 0}
+        for start in range(0, len(batch), MAX_MESSAGES_PER_REQUEST):
+            chunk = batch[start:start + MAX_MESSAGES_PER_REQUEST]
+            try:
+                result = await asyncio.to_thread(
+                    self._client.sessions.add_messages,
+                    self.store,
+                    self.session_id,
+                    user_id=self.user_id,
+                    agent_id=self.agent_id or "",
+                    run_id=run_id,
+                    messages=chunk,
+                )
+            except (ValidationFailed, Conflict) as exc:
+                # Refused for good (invalid content, a terminated session...): raising would make Strands
+                # resend these messages, refused again, with every later save. Drop them, loudly.
+                logger.error("memoryhub refused %d message(s) of session %s: %s; they are not stored",
+                             len(chunk), self.session_id, exc)
+                totals["dropped"] += len(chunk)
+                continue
+            totals["accepted"] += result.accepted
+            totals["duplicates"] += result.duplicates
         if sequence:
             with self._lock:
                 self._acknowledged_seq = max(self._acknowledged_seq, max(sequence))
-        return {"accepted": result.accepted, "duplicates": result.duplicates}
+        return totals
 
     def close(self) -> None:
         if self._owns_client:
@@ -190,9 +233,14 @@ class MemoryHubStore:
         return f"MemoryHubStore(store={self.store!r}, user_id={self.user_id!r}, session_id={self.session_id!r})"
 
 
+def _clean_text(text: str) -> str:
+    """Text PostgreSQL can store: no NUL characters, no unpaired surrogates."""
+    return text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+
+
 def _server_content(blocks: list[dict]) -> list[dict]:
     """Strands content blocks as memoryhub takes them: binaries reduced to a placeholder (the server
-    keeps none of their bytes), unknown kinds dropped."""
+    keeps none of their bytes), unknown kinds dropped, text cleaned and cut to the server's limit."""
     kept = []
     for block in blocks:
         if not isinstance(block, dict) or len(block) != 1:
@@ -204,6 +252,10 @@ def _server_content(blocks: list[dict]) -> list[dict]:
             value = value if isinstance(value, dict) else {}
             kept.append({kind: {key: value[key] for key in ("format", "name") if isinstance(value.get(key), str)}})
             continue
+        if kind == "text" and isinstance(value, str):
+            value = _clean_text(value)
+            if len(value) > MAX_MESSAGE_CHARS:
+                value = value[: MAX_MESSAGE_CHARS - len(TRUNCATED)] + TRUNCATED
         kept.append({kind: _json_safe(value)})
     return kept
 
@@ -216,9 +268,13 @@ def _json_safe(value: Any) -> Any:
         return [_json_safe(inner) for inner in value]
     if isinstance(value, bytes | bytearray):
         return f"<{len(value)} bytes omitted>"
-    if value is None or isinstance(value, str | int | float | bool):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, str):
+        return _clean_text(value)
+    if value is None or isinstance(value, int | float | bool):
         return value
     return str(value)
 
 
-__all__ = ["MemoryHubStore", "MemoryHubError"]
+__all__ = ["MemoryHubError", "MemoryHubStore"]
