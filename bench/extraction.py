@@ -10,14 +10,13 @@ second from a backlog. Job timings come from the ExtractionJob rows. See bench/R
 
 import argparse
 import random
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from conversations import AGENT_ID, SessionStream, messages_path, post_batch
-from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, production_env
+from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, production_env, run_main
 from harness import start as harness_start
 from jobs import (
     delete_store,
@@ -542,8 +541,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("\ninterrupted; the server and worker were stopped", file=sys.stderr)
-        sys.exit(130)
+    run_main(main, on_interrupt="the server and worker were stopped")

@@ -112,3 +112,13 @@ def start(title: str) -> tuple[float, float, float]:
         "load average {:.2f} {:.2f} {:.2f}".format(*load_at_start)
     )
     return load_at_start
+
+
+def run_main(main, *, on_interrupt: str) -> None:
+    """The `if __name__ == "__main__":` of a benchmark script: exit with main()'s status; on Ctrl-C print
+    `on_interrupt` (what was cleaned up, e.g. "the server was stopped") and exit 130."""
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; {on_interrupt}", file=sys.stderr)
+        sys.exit(130)

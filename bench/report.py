@@ -318,14 +318,18 @@ def write_report(
             f"| {phase.concurrency} | {phase.requests} | {result.memories:,} | {phase.errors} | "
             f"{ms(phase.percentile(50))} | {ms(phase.percentile(95))} | {result.per_second:,.0f} |"
         )
+    widened = [query.title for query in explained if query.ef_search_raised]
     lines += [
         "",
         "### Query plans",
         "",
         "`EXPLAIN (ANALYZE, BUFFERS OFF)` of the SQL `apps.memories.selectors.memory_search` sends, captured with "
-        "a Django execute wrapper and run in the same transaction after the same `SET LOCAL`s "
-        f"(`hnsw.iterative_scan`, `hnsw.ef_search`). Partial HNSW index: "
-        f"`{hnsw_index}`.",
+        "a Django execute wrapper and run on the same connection just before it, so with the same settings: "
+        "`hnsw.iterative_scan` is set on every connection (`DATABASES` `OPTIONS`), and `memory_search` raises "
+        "`hnsw.ef_search` (with `set_config`, in a transaction) only for a search that asks for more candidates "
+        "than pgvector's default `ef_search`: "
+        + (f"below, {'; '.join(widened)} (EXPLAINed inside that transaction)" if widened else "none below does")
+        + f". Partial HNSW index: `{hnsw_index}`.",
         "",
     ]
     for query in explained:

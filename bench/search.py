@@ -12,12 +12,11 @@ import json
 import math
 import random
 import re
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, production_env
+from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, production_env, run_main
 from harness import start as harness_start
 
 KEY_NAME = "bench/search.py"
@@ -130,6 +129,7 @@ class ExplainedQuery:
     title: str
     plan: list[str]
     hnsw_used: bool
+    ef_search_raised: bool = False  # memory_search widened hnsw.ef_search (set_config) for this search
 
     def summary(self) -> list[str]:
         """The scans (which index, how many rows, how long) under the CTE or main query they serve."""
@@ -162,7 +162,8 @@ _CTE = re.compile(r"^CTE \w+$")
 
 
 def explain_searches(store, corpus, args) -> list[ExplainedQuery]:
-    """EXPLAIN ANALYZE the exact SQL memory_search runs, in its transaction, after its SET LOCALs."""
+    """EXPLAIN ANALYZE the exact SQL memory_search runs, on its connection just before it (so with the
+    connection's settings, and inside memory_search's transaction when it widens hnsw.ef_search)."""
     import seeding
     from corpus import QUERIES
     from django.db import connection
@@ -188,8 +189,11 @@ def explain_searches(store, corpus, args) -> list[ExplainedQuery]:
     explained = []
     for title, search in cases:
         plans: list[list[str]] = []
+        settings_sql: list[str] = []
 
-        def explain_search_sql(execute, sql, params, many, context, plans=plans):
+        def explain_search_sql(execute, sql, params, many, context, plans=plans, settings_sql=settings_sql):
+            if "hnsw.ef_search" in sql:
+                settings_sql.append(sql)
             if "vector_hits AS MATERIALIZED" in sql or "keyword_hits AS MATERIALIZED" in sql:
                 # The raw psycopg cursor: same transaction and settings, and no recursion into this hook.
                 with context["connection"].connection.cursor() as cursor:
@@ -202,7 +206,14 @@ def explain_searches(store, corpus, args) -> list[ExplainedQuery]:
         with connection.execute_wrapper(explain_search_sql):
             memory_search(store=store, search=search)
         plan = plans[-1] if plans else ["(the search SQL was not captured)"]
-        explained.append(ExplainedQuery(title=title, plan=plan, hnsw_used=any(hnsw in line for line in plan)))
+        explained.append(
+            ExplainedQuery(
+                title=title,
+                plan=plan,
+                hnsw_used=any(hnsw in line for line in plan),
+                ef_search_raised=bool(settings_sql),
+            )
+        )
     return explained
 
 
@@ -417,8 +428,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("\ninterrupted; the server was stopped", file=sys.stderr)
-        sys.exit(130)
+    run_main(main, on_interrupt="the server was stopped")

@@ -11,7 +11,6 @@ See bench/README.md.
 
 import argparse
 import random
-import sys
 import threading
 import time
 from collections import Counter
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conversations import SessionStream, SupportConversations
-from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, production_env
+from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, production_env, run_main
 from harness import start as harness_start
 from jobs import delete_store, other_queue_readers, purge_queue
 from load import Outcome, PhaseResult, run_phase, timed_request
@@ -402,7 +401,7 @@ class Bench:
         phase = self.run("POST context", assemble, states)
         middle = len(tokens) // 2
         self.record(
-            "POST context (xml, 2,000 tokens)" if budget == 2000 else f"POST context (xml, {budget:,} tokens)",
+            f"POST context (xml, {budget:,} tokens)",
             phase,
             tokens=sorted(tokens)[middle] if tokens else 0,
             memories=sorted(included)[middle] if included else 0,
@@ -527,8 +526,16 @@ def main(argv=None) -> int:
     from corpus import Corpus
     from load import QCluster, Server
 
+    from apps.conversations.config import working_state_settings_for
+
     started = time.perf_counter()
     raw_key, store = prepare(args)
+    layout = working_state_report.Layout(
+        state_keys=STATE_KEYS,
+        state_notes=STATE_NOTES,
+        keys_per_session=KEYS_PER_SESSION,
+        limits=working_state_settings_for(store),
+    )
     headers = {"Authorization": f"Bearer {raw_key}"}
     terminate_rows, probe_samples = [], {}
     try:
@@ -593,14 +600,19 @@ def main(argv=None) -> int:
         rows = bench.rows
         jobs = working_state_report.job_timings(store, terminate_rows)
         env = working_state_report.environment(
-            args, store=store, memory_types=memory_types, seed_seconds=seed_seconds, load_at_start=load_at_start
+            args,
+            store=store,
+            layout=layout,
+            memory_types=memory_types,
+            seed_seconds=seed_seconds,
+            load_at_start=load_at_start,
         )
     finally:
         purge_queue()
         delete_store(store)
 
     out = Path(args.out)
-    working_state_report.write(out, args=args, env=env, rows=rows, jobs=jobs, probe=probe_samples)
+    working_state_report.write(out, args=args, env=env, layout=layout, rows=rows, jobs=jobs, probe=probe_samples)
     problems = sum(sum(row.statuses.values()) for row in rows)
     log(f"non-2xx responses in measured requests: {problems}")
     log(f"section 'working-state' written to {out} ({time.perf_counter() - started:.0f} s in all)")
@@ -608,8 +620,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("\ninterrupted; the server and worker were stopped", file=sys.stderr)
-        sys.exit(130)
+    run_main(main, on_interrupt="the server and worker were stopped")

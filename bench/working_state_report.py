@@ -1,6 +1,7 @@
 """The section of docs/performance.md that bench/working_state.py owns: setup, one table of operations, terminate."""
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from extraction_report import worker_description
@@ -12,7 +13,19 @@ HEADING = "## Working state and lifecycle"
 SECTION = "working-state"
 
 
-def environment(args, *, store, memory_types: Counter, seed_seconds: float, load_at_start) -> dict[str, str]:
+@dataclass(frozen=True)
+class Layout:
+    """The sizes the text states: the sessions bench/working_state.py builds and the store's limits."""
+
+    state_keys: int  # working-memory keys of a full session (bench/working_state.py STATE_KEYS)
+    state_notes: int  # scratchpad entries of a full session (STATE_NOTES)
+    keys_per_session: int  # a new-key writer moves to a new session after this many keys (KEYS_PER_SESSION)
+    limits: object  # the store's apps.conversations.config.WorkingStateSettings (working_state_settings_for)
+
+
+def environment(
+    args, *, store, layout: Layout, memory_types: Counter, seed_seconds: float, load_at_start
+) -> dict[str, str]:
     from django.conf import settings
 
     mix = ", ".join(f"{count} {kind}s" for kind, count in sorted(memory_types.items()))
@@ -24,7 +37,8 @@ def environment(args, *, store, memory_types: Counter, seed_seconds: float, load
             f"(as `bench/search.py` and `bench/extraction.py`; the server's default for new stores, "
             f"`MEMORYHUB_DEFAULT_EMBEDDER`, is `{settings.MEMORYHUB_DEFAULT_EMBEDDER}`), "
             "rules extractor with `every_n_turns` 1000 and no idle sweep, so only terminate extracts; sessions of "
-            "50 working-memory keys, a task state and 100 scratchpad entries; the context user has "
+            f"{layout.state_keys} working-memory keys, a task state and {layout.state_notes} scratchpad entries; "
+            "the context user has "
             f"{sum(memory_types.values()):,} memories ({mix}) from `bench/corpus.py` (seed {args.seed}), posted "
             f"through `POST .../memories/bulk` in {seed_seconds:.1f} s"
         ),
@@ -66,7 +80,7 @@ def _non_2xx(row) -> str:
     )
 
 
-def write(path: Path, *, args, env, rows, jobs, probe) -> None:
+def write(path: Path, *, args, env, layout: Layout, rows, jobs, probe) -> None:
     """Write bench/working_state.py's section of the page at `path`."""
     concurrencies = " and ".join(str(concurrency) for concurrency in args.concurrency)
     lines = [
@@ -103,7 +117,7 @@ def write(path: Path, *, args, env, rows, jobs, probe) -> None:
     if failing:
         lines += ["", "First error per failing phase:", ""]
         lines += [f"- {row.operation} c={row.phase.concurrency}: `{row.phase.first_error[:300]}`" for row in failing]
-    lines += ["", "What each request does:", "", *_operation_notes(args, rows)]
+    lines += ["", "What each request does:", "", *_operation_notes(args, layout, rows)]
     lines += _terminate_lines(args, rows, jobs, probe)
     write_section(path, SECTION, lines)
 
@@ -116,26 +130,28 @@ def _by_concurrency(values: dict[int, object]) -> str:
     return ", ".join(f"{value:,} at c={concurrency}" for concurrency, value in values.items())
 
 
-def _operation_notes(args, rows) -> list[str]:
+def _operation_notes(args, layout: Layout, rows) -> list[str]:
+    limits = layout.limits
     return [
         "- *PUT working-memory key (new key)*: `PUT …/sessions/{id}/working-memory/k-<n>` "
         '`{"value": {...}}`, a value of about 200 bytes as compact JSON (an order id, a status, a customer, an '
-        "item and a note), a new key every time (201); a thread's session grows to 900 keys before it moves to "
-        "a new one (the limit is 1,000).",
+        f"item and a note), a new key every time (201); a thread's session grows to {layout.keys_per_session:,} "
+        f"keys before it moves to a new one (the limit is {limits.max_items:,}).",
         "- *PUT working-memory key (overwrite)*: the same value size, always the key `current` of the thread's "
         "session (200; the version goes up). *One shared key*: every thread writes the key `current` of one "
         "session, so the writes queue on that session's row lock.",
-        "- *GET working-memory key*: one of the 50 keys of a full session.",
+        f"- *GET working-memory key*: one of the {layout.state_keys} keys of a full session.",
         '- *POST scratchpad (append)*: `{"content": <about 170 characters>, "metadata": {"step": n}}` to a '
-        "full session (100 entries to start with; the oldest are dropped beyond 500; dropped: "
-        f"{_by_concurrency(_note(rows, 'POST scratchpad', 'dropped'))}).",
+        f"full session ({layout.state_notes} entries to start with; the oldest are dropped beyond "
+        f"{limits.scratchpad_max_entries:,}; dropped: {_by_concurrency(_note(rows, 'POST scratchpad', 'dropped'))}).",
         "- *Checkpoints*: a cycle on a full session: `POST …/checkpoints` (201), `POST …/checkpoints/{id}/restore` "
-        "`{}` (replaces the working state with the snapshot, the same 50 keys, task and 100 entries), then "
+        f"`{{}}` (replaces the working state with the snapshot, the same {layout.state_keys} keys, task and "
+        f"{layout.state_notes} entries), then "
         "`DELETE …/checkpoints/{id}`, so every cycle sees the same session. Median snapshot size in bytes "
         f"(`size_bytes`): {_by_concurrency(_note(rows, 'POST checkpoints (create)', 'snapshot_bytes'))}.",
         "- *Pause + resume*: a cycle on a full session: `POST …/pause` (takes an automatic checkpoint), then "
         "`POST …/resume` `{}` (restores the latest checkpoint). Automatic checkpoints are kept up to the cap of "
-        "50 per session; after that a pause replaces the oldest (replaced: "
+        f"{limits.max_checkpoints:,} per session; after that a pause replaces the oldest (replaced: "
         f"{_by_concurrency(_note(rows, 'POST pause', 'pruned'))}). The cycle row is the sum of the two.",
         f"- *POST context*: `POST /api/v1/stores/bench-working-state/context` with `format` xml, `token_budget` "
         f"{args.token_budget:,}, `session_id` of a full session of the context user and a random query from "
@@ -156,8 +172,8 @@ def _terminate_lines(args, rows, jobs, probe) -> list[str]:
         "`bench/conversations.py`; no extraction job, see `every_n_turns`) and a task state, outside the "
         f'measurement. Then `POST …/terminate` `{{"lessons": [...], "wait": {args.terminate_wait:g}}}`: it '
         "marks the session terminated, schedules the final extraction of the 10 messages, waits (inside the "
-        "request, reading the job's row every 50 ms) for the worker to finish it, writes the episode memory and "
-        "answers. An error: not 200, or the "
+        "request, re-reading the job's row in a sleep loop, `extraction_flush_and_wait`) for the worker to "
+        "finish it, writes the episode memory and answers. An error: not 200, or the "
         "extraction not run or not complete. One terminate before the measurement waits for the worker's "
         "start-up. Server ms: the response's `duration_ms`; to claim: the job's `created_at` to `started_at` "
         "(the worker's poll and hand-over); job: its `duration_ms`.",

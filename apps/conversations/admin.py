@@ -4,7 +4,9 @@ Staff with the tenant's admin role can terminate a session or restore a checkpoi
 through the same services as the API.
 """
 
-from django.contrib import admin, messages
+import time
+
+from django.contrib import admin
 
 from apps.conversations import services
 from apps.conversations.models import (
@@ -17,10 +19,9 @@ from apps.conversations.models import (
     WorkingMemoryItem,
 )
 from apps.core.actors import Actor
-from apps.core.admin import TenantScopedAdmin
+from apps.core.admin import ReadOnlyTenantAdmin
 from apps.core.errors import ApplicationError
 from apps.extraction.models import ExtractionJob
-from apps.tenancy.models import Membership
 
 ADMIN_TERMINATE_WAIT_SECONDS = 5.0
 
@@ -106,27 +107,6 @@ class JobInline(ReadOnlyInline):
     verbose_name_plural = "Extraction jobs"
 
 
-class ReadOnlyTenantAdmin(TenantScopedAdmin):
-    """Rows are written only by services (through the actions); nobody edits them in forms."""
-
-    edit_role = Membership.Role.ADMIN
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def report(self, request, done: int, verb: str, refused: list[str]) -> None:
-        if done:
-            self.message_user(request, f"{verb} {done}.", messages.SUCCESS)
-        for line in refused:
-            self.message_user(request, line, messages.WARNING)
-
-
 @admin.register(Session)
 class SessionAdmin(ReadOnlyTenantAdmin):
     tenant_path = "store__tenant"
@@ -144,14 +124,16 @@ class SessionAdmin(ReadOnlyTenantAdmin):
     def terminate_sessions(self, request, queryset):
         done, refused = 0, []
         actor = Actor.for_user(request.user)
-        options = services.TerminateOptions(wait_seconds=ADMIN_TERMINATE_WAIT_SECONDS)
+        # One wait for the whole action, not per session: the request must answer in seconds.
+        deadline = time.monotonic() + ADMIN_TERMINATE_WAIT_SECONDS
         for session in self.editable_queryset(request, queryset).select_related("store"):
+            options = services.TerminateOptions(wait_seconds=max(0.0, deadline - time.monotonic()))
             try:
                 services.session_terminate(session=session, actor=actor, options=options)
                 done += 1
             except ApplicationError as exc:
                 refused.append(f"{session.external_id}: {exc.message}")
-        self.report(request, done, "Terminated session(s):", refused)
+        self.report(request, f"Terminated session(s): {done}." if done else None, refused)
 
 
 @admin.register(Checkpoint)
@@ -182,4 +164,4 @@ class CheckpointAdmin(ReadOnlyTenantAdmin):
                 done += 1
             except ApplicationError as exc:
                 refused.append(f"{checkpoints[0].session.external_id}: {exc.message}")
-        self.report(request, done, "Restored checkpoint(s):", refused)
+        self.report(request, f"Restored checkpoint(s): {done}." if done else None, refused)

@@ -204,9 +204,6 @@ class Checkpoint(BaseModel):
     def __str__(self):
         return self.description[:80] or f"checkpoint {self.pk}"
 
-    def is_expired(self, now=None) -> bool:
-        return self.expires_at is not None and self.expires_at <= (now or timezone.now())
-
 
 class SessionEvent(models.Model):
     """The session's lifecycle log: one row per transition or restore."""

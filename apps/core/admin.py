@@ -6,7 +6,7 @@ The access rule it implements is described in apps.tenancy.admin.
 import copy
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db import router, transaction
 
 from apps.core.actors import Actor
@@ -158,3 +158,23 @@ class SuperuserManagedAdmin(TenantScopedAdmin):
 
     def has_change_permission(self, request, obj=None):
         return request.user.is_superuser
+
+
+class ReadOnlyTenantAdmin(TenantScopedAdmin):
+    """Rows written only by services (through admin actions or the API); nobody edits them in a form."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def report(self, request, done_message: str | None, refused: list[str]) -> None:
+        """An action's outcome: what was done (if anything), then one warning per refused object."""
+        if done_message:
+            self.message_user(request, done_message, messages.SUCCESS)
+        for line in refused:
+            self.message_user(request, line, messages.WARNING)

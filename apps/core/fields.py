@@ -34,13 +34,8 @@ def check_json_depth(value, limit: int = MAX_JSON_DEPTH) -> None:
 
 
 def check_json_tree(value, path: str = "") -> None:
-    """Raise a ValidationError for JSON PostgreSQL cannot store or is nested too deeply to handle."""
-    if not path:
-        check_json_depth(value)
-    _check_json_values(value, path)
-
-
-def _check_json_values(value, path: str) -> None:
+    """Raise a ValidationError for a JSON value PostgreSQL cannot store (NUL, lone surrogates, NaN).
+    Recursive: check_json_depth first, as the fields below do."""
     if isinstance(value, str):
         problem = find_unstorable_text(value)
         if problem:
@@ -53,10 +48,10 @@ def _check_json_values(value, path: str) -> None:
             problem = find_unstorable_text(key)
             if problem:
                 raise serializers.ValidationError(f"key {key!r} {problem}")
-            _check_json_values(inner, f"{path}.{key}" if path else key)
+            check_json_tree(inner, f"{path}.{key}" if path else key)
     elif isinstance(value, list):
         for index, inner in enumerate(value):
-            _check_json_values(inner, f"{path}[{index}]")
+            check_json_tree(inner, f"{path}[{index}]")
 
 
 class CleanCharField(serializers.CharField):
@@ -95,21 +90,19 @@ class StorableJSONField(serializers.JSONField):
     """Any JSON value whose strings and numbers PostgreSQL can store, at most MAX_JSON_DEPTH levels deep."""
 
     def to_internal_value(self, data):
-        check_json_depth(data)
+        check_json_depth(data)  # before DRF's own check, which serialises the value recursively
         value = super().to_internal_value(data)
         check_json_tree(value)
         return value
 
 
-class MetadataField(serializers.JSONField):
+class MetadataField(StorableJSONField):
     """A JSON object of bounded size whose strings PostgreSQL can store."""
 
     def to_internal_value(self, data):
-        check_json_depth(data)  # DRF's own check serialises the value recursively
         value = super().to_internal_value(data)
         if not isinstance(value, dict):
             raise serializers.ValidationError("Must be a JSON object.")
-        check_json_tree(value)
         size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
         limit = settings.MEMORYHUB_MAX_METADATA_BYTES
         if size > limit:

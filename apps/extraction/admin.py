@@ -1,18 +1,16 @@
 """Extraction jobs in the admin: watch them, and retry failed ones through the service."""
 
-from django.contrib import admin, messages
+from django.contrib import admin
 
-from apps.core.admin import TenantScopedAdmin
+from apps.core.admin import ReadOnlyTenantAdmin
 from apps.core.errors import ApplicationError
 from apps.extraction.models import ExtractionJob
 from apps.extraction.services import extraction_job_retry
-from apps.tenancy.models import Membership
 
 
 @admin.register(ExtractionJob)
-class ExtractionJobAdmin(TenantScopedAdmin):
+class ExtractionJobAdmin(ReadOnlyTenantAdmin):
     tenant_path = "store__tenant"
-    edit_role = Membership.Role.ADMIN
     list_display = [
         "created_at", "store", "session", "from_seq", "to_seq", "status", "trigger", "extractor", "attempts",
         "added", "updated", "deleted", "unchanged", "duration_ms",
@@ -23,15 +21,6 @@ class ExtractionJobAdmin(TenantScopedAdmin):
     readonly_fields = [field.name for field in ExtractionJob._meta.fields]
     actions = ["retry_failed"]
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
     @admin.action(description="Retry selected failed jobs")
     def retry_failed(self, request, queryset):
         retried, refused = 0, []
@@ -41,7 +30,4 @@ class ExtractionJobAdmin(TenantScopedAdmin):
                 retried += 1
             except ApplicationError as exc:
                 refused.append(f"{job.pk}: {exc.message}")
-        if retried:
-            self.message_user(request, f"Retried {retried} job(s).", messages.SUCCESS)
-        for line in refused:
-            self.message_user(request, line, messages.WARNING)
+        self.report(request, f"Retried {retried} job(s)." if retried else None, refused)

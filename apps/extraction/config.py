@@ -1,4 +1,5 @@
-"""Per-store extraction settings, stored as JSON on MemoryStore.extraction_config."""
+"""Per-store extraction settings: the store's overrides (MemoryStore.extraction_config) over the defaults
+here. Only the keys a store sets are stored, so a changed default reaches every store that did not set it."""
 
 from dataclasses import asdict, dataclass
 
@@ -45,6 +46,12 @@ def extraction_settings_validate(raw: dict | None) -> ExtractionSettings:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise _invalid(name, f"must be an integer from {low} to {high}")
     return ExtractionSettings(**values)
+
+
+def extraction_overrides_validate(raw: dict | None) -> dict:
+    """Check a store's overrides; returns them as given (without the defaults) or raises a 400-worthy error."""
+    extraction_settings_validate(raw)
+    return dict(raw or {})
 
 
 def extraction_settings_for(store) -> ExtractionSettings:

@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.models import Q
 
 from apps.core.actors import Actor
-from apps.core.embeddings import get_embedder
+from apps.core.embeddings import vector_literal
 from apps.extraction.extractors.base import Candidate
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.normalise import content_hash
@@ -55,14 +55,18 @@ class _LiveMemories:
             | Q(metadata__subject__in=sorted({c.subject for c in candidates if c.subject}))
             | Q(pk__in=target_ids)
         )
-        self.memories = {
-            memory.pk: memory
-            for memory in _live_memories(store, user_id).filter(relevant).defer("embedding", "search_vector")
-        }
-        self.gone_ids: set = set()
+        # Embedded once here, for the near-duplicate check, and reused when a candidate is written.
+        self.vectors: dict[str, list[float]] = {}
         self.nearest = self._nearest_active(
             [candidate for candidate in candidates if candidate.action != "delete"]
         )
+        nearest_ids = [memory_id for memory_id, _ in self.nearest.values()]
+        self.memories = {}
+        for memory in _live_memories(store, user_id).filter(relevant | Q(pk__in=nearest_ids)).defer(
+            "embedding", "search_vector"
+        ):
+            memory.store = store  # the writes below read memory.store
+            self.memories[memory.pk] = memory
 
     def _nearest_active(self, candidates: list[Candidate]) -> dict[int, tuple]:
         """For each candidate (by id()), the user's closest active memory of the same type and its cosine
@@ -70,10 +74,8 @@ class _LiveMemories:
         if not candidates:
             return {}
         store = self.store
-        embedder = get_embedder(
-            provider=store.embedding_provider, model=store.embedding_model, dimension=store.embedding_dimension
-        )
-        vectors = embedder.embed([candidate.content for candidate in candidates])
+        vectors = store.embedder.embed([candidate.content for candidate in candidates])
+        self.vectors = dict(zip((candidate.content for candidate in candidates), vectors, strict=True))
         dimension = int(store.embedding_dimension)  # one of SUPPORTED_DIMENSIONS, from the database
         with connection.cursor() as cursor:
             cursor.execute(
@@ -91,7 +93,7 @@ class _LiveMemories:
                 ) n
                 """,
                 {
-                    "vectors": ["[" + ",".join(repr(float(value)) for value in vector) + "]" for vector in vectors],
+                    "vectors": [vector_literal(vector) for vector in vectors],
                     "types": [candidate.memory_type for candidate in candidates],
                     "store": store.pk,
                     "user": self.user_id,
@@ -126,11 +128,9 @@ class _LiveMemories:
         if nearest is None:
             return None
         memory_id, similarity = nearest
-        if similarity < settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY or memory_id in self.gone_ids:
+        if similarity < settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY:
             return None
-        if memory_id not in self.memories:
-            self.memories[memory_id] = Memory.objects.defer("embedding", "search_vector").get(pk=memory_id)
-        return self.memories[memory_id]
+        return self.memories.get(memory_id)  # loaded with the others; gone once superseded or invalidated
 
     def added(self, memory: Memory) -> None:
         if memory.status == Memory.Status.ACTIVE:
@@ -138,7 +138,6 @@ class _LiveMemories:
 
     def gone(self, memory: Memory) -> None:
         self.memories.pop(memory.pk, None)
-        self.gone_ids.add(memory.pk)
 
 
 def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate], actor: Actor) -> ConsolidationCounts:
@@ -153,7 +152,8 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         if not pending:
             return
         results = memory_bulk_create(
-            store=store, items=[item for _, item, _ in pending], actor=actor, item_notes=[note for *_, note in pending]
+            store=store, items=[item for _, item, _ in pending], actor=actor, item_notes=[note for *_, note in pending],
+            vectors=live.vectors,
         )
         for result in results:
             if result.duplicate:
@@ -210,7 +210,8 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         if not replaced or needs_review:
             pending.append((candidate, item, (reason, context)))
             continue
-        result = memory_create(store=store, item=item, actor=actor, reason=reason, context=context)
+        result = memory_create(store=store, item=item, actor=actor, reason=reason, context=context,
+                               vectors=live.vectors)
         if result.duplicate:
             counts.unchanged += 1
             continue

@@ -2,7 +2,7 @@ from apps.core.errors import NotFoundError
 from apps.extraction.extractors.base import ConversationMessage, ExistingMemory
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
-from apps.memories.selectors import SearchQuery, memory_search
+from apps.memories.selectors import SearchQuery, memory_search, store_list
 
 KEYED_MEMORY_LIMIT = 100
 SEARCHED_MEMORY_LIMIT = 10
@@ -45,9 +45,7 @@ def related_memories(
 
 
 def job_list(*, api_key, store_name=None, session_id=None, status=None):
-    jobs = ExtractionJob.objects.filter(store__tenant=api_key.tenant).select_related("store", "session")
-    if api_key.store_names:
-        jobs = jobs.filter(store__name__in=api_key.store_names)
+    jobs = ExtractionJob.objects.filter(store__in=store_list(api_key=api_key)).select_related("store", "session")
     if store_name:
         jobs = jobs.filter(store__name=store_name)
     if session_id:
@@ -64,9 +62,14 @@ def job_get(*, api_key, job_id):
     return job
 
 
-def job_changes(*, job_ids) -> list[dict]:
-    """The memory changes the given jobs made, from the revisions they wrote."""
-    revisions = MemoryRevision.objects.filter(context__job_id__in=[str(job_id) for job_id in job_ids]).order_by("id")
+def job_changes(*, session, job_ids) -> list[dict]:
+    """The memory changes the given jobs of a session made, from the revisions they wrote."""
+    if not job_ids:
+        return []
+    # The store and user narrow the scan to the revision_store_user index (context has no index).
+    revisions = MemoryRevision.objects.filter(
+        store_id=session.store_id, user_id=session.user_id, context__job_id__in=[str(job_id) for job_id in job_ids]
+    ).order_by("id")
     return [
         {
             "memory_id": revision.memory_id,

@@ -70,22 +70,24 @@ def extraction_job_schedule(*, session: Session, trigger: str, force: bool = Fal
     return job
 
 
-def extraction_flush(*, session: Session) -> ExtractionJob | None:
+def extraction_flush(*, session: Session, trigger: str = ExtractionJob.Trigger.FLUSH) -> ExtractionJob | None:
     """The job that will extract the session's unextracted messages: the open one, or a new one."""
     with transaction.atomic():
         locked = Session.objects.select_for_update().select_related("store").get(pk=session.pk)
         open_job = ExtractionJob.objects.filter(session=locked, status__in=ExtractionJob.OPEN_STATUSES).first()
         if open_job:
             return open_job
-        return extraction_job_schedule(session=locked, trigger=ExtractionJob.Trigger.FLUSH, force=True)
+        return extraction_job_schedule(session=locked, trigger=trigger, force=True)
 
 
-def extraction_flush_and_wait(*, session: Session, wait_seconds: float) -> tuple[list[ExtractionJob], bool]:
+def extraction_flush_and_wait(
+    *, session: Session, wait_seconds: float, trigger: str = ExtractionJob.Trigger.FLUSH
+) -> tuple[list[ExtractionJob], bool]:
     """Extract everything not yet extracted, waiting up to `wait_seconds`; returns (jobs, complete)."""
     deadline = time.monotonic() + wait_seconds
     jobs: dict = {}
     while True:
-        job = extraction_flush(session=session)
+        job = extraction_flush(session=session, trigger=trigger)
         if job is None:
             break
         jobs[job.pk] = job
@@ -152,7 +154,9 @@ def extraction_job_run(*, job_id) -> JobOutcome:
         counts = None
         if base_seq < job.to_seq:
             rows = list(
-                Message.objects.filter(session=session, seq__gt=base_seq, seq__lte=job.to_seq).order_by("seq")
+                Message.objects.filter(session=session, seq__gt=base_seq, seq__lte=job.to_seq)
+                .only("seq", "role", "text", "created_at")  # not the content blocks
+                .order_by("seq")
             )
             messages = [
                 ConversationMessage(seq=row.seq, role=row.role, text=row.text, created_at=row.created_at)
@@ -183,7 +187,8 @@ def extraction_job_run(*, job_id) -> JobOutcome:
             job.finished_at = timezone.now()
             job.lease_expires_at = None
             job.duration_ms = int((time.monotonic() - started) * 1000)
-            job.save()
+            job.save(update_fields=["status", "from_seq", "error", "added", "updated", "deleted", "unchanged",
+                                    "finished_at", "lease_expires_at", "duration_ms", "updated_at"])
             # Messages that arrived while this job ran: their trigger may be due now.
             extraction_job_schedule(session=locked, trigger=ExtractionJob.Trigger.TURNS)
         return JobOutcome(job=job, claimed=True)
@@ -192,21 +197,33 @@ def extraction_job_run(*, job_id) -> JobOutcome:
         return JobOutcome(job=_record_failure(job=job, error=exc, started=started), claimed=True)
 
 
+_FAILURE_FIELDS = ["error", "lease_expires_at", "duration_ms", "status", "run_after", "finished_at", "updated_at"]
+
+
 def _record_failure(*, job: ExtractionJob, error: Exception, started: float) -> ExtractionJob:
     now = timezone.now()
     job.error = f"{error.__class__.__name__}: {error}"[:4000]
     job.lease_expires_at = None
     job.duration_ms = int((time.monotonic() - started) * 1000)
-    if job.attempts < job.max_attempts:
+    job.updated_at = now
+    retry = job.attempts < job.max_attempts
+    if retry:
         delay = settings.EXTRACTION_RETRY_BACKOFF_SECONDS * (2 ** (job.attempts - 1))
         job.status = ExtractionJob.Status.QUEUED
         job.run_after = now + timedelta(seconds=delay)
-        job.save()
-        _schedule_retry(job)
     else:
         job.status = ExtractionJob.Status.FAILED
         job.finished_at = now
-        job.save()
+    # Only while this run still holds the job: a run that outlived its lease must not overwrite the
+    # outcome of the run that took over (which may have succeeded meanwhile).
+    still_ours = ExtractionJob.objects.filter(
+        pk=job.pk, status=ExtractionJob.Status.RUNNING, attempts=job.attempts
+    ).update(**{name: getattr(job, name) for name in _FAILURE_FIELDS})
+    if not still_ours:
+        job.refresh_from_db()
+        return job
+    if retry:
+        _schedule_retry(job)
     return job
 
 

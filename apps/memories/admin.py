@@ -14,12 +14,11 @@ from django.utils.text import Truncator
 from rest_framework import serializers
 
 from apps.core.actors import Actor
-from apps.core.admin import ServiceModelForm, TenantScopedAdmin
+from apps.core.admin import ReadOnlyTenantAdmin, ServiceModelForm, TenantScopedAdmin
 from apps.core.embeddings import SUPPORTED_DIMENSIONS
 from apps.core.errors import ApplicationError
 from apps.core.fields import MetadataField
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
-from apps.memories.selectors import memory_get
 from apps.memories.services import (
     MemoryInput,
     memory_approve,
@@ -222,8 +221,7 @@ class MemoryChangeForm(_MemoryFormFields):
 
     def run_service(self):
         changes = self.changed_values(_MEMORY_EDITABLE_FIELDS)
-        memory = memory_get(store=self.unchanged.store, memory_id=self.unchanged.pk)
-        return memory_update(memory=memory, changes=changes, actor=self.actor, reason="edited in admin")
+        return memory_update(memory=self.unchanged, changes=changes, actor=self.actor, reason="edited in admin")
 
 
 class MemoryRevisionInline(admin.TabularInline):
@@ -345,7 +343,7 @@ class MemoryAdmin(TenantScopedAdmin):
 
 
 @admin.register(MemoryRevision)
-class MemoryRevisionAdmin(TenantScopedAdmin):
+class MemoryRevisionAdmin(ReadOnlyTenantAdmin):
     """Append-only: viewable by members, changeable and deletable by no one."""
 
     tenant_path = "store__tenant"
@@ -365,12 +363,3 @@ class MemoryRevisionAdmin(TenantScopedAdmin):
     @admin.display(description="memory")
     def memory_content(self, obj):
         return Truncator(obj.memory.content).chars(60)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

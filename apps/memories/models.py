@@ -7,7 +7,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
-from apps.core.embeddings import SUPPORTED_DIMENSIONS
+from apps.core.embeddings import SUPPORTED_DIMENSIONS, Embedder, get_embedder
 from apps.core.models import BaseModel
 from apps.tenancy.models import Tenant
 
@@ -39,7 +39,7 @@ class MemoryStore(BaseModel):
     review_policy = models.CharField(max_length=10, choices=ReviewPolicy.choices, default=ReviewPolicy.AUTO)
     search_defaults = models.JSONField(default=dict, blank=True)
     max_content_length = models.PositiveIntegerField(default=8192)
-    # Validated by apps.extraction.config; missing keys take the defaults there.
+    # The store's overrides, validated by apps.extraction.config; missing keys take the defaults there.
     extraction_config = models.JSONField(default=dict, blank=True)
     # Overrides of the working-state limits, validated by apps.conversations.config.
     working_memory_config = models.JSONField(default=dict, blank=True)
@@ -52,6 +52,13 @@ class MemoryStore(BaseModel):
 
     def __str__(self):
         return f"{self.tenant.slug}/{self.name}"
+
+    @property
+    def embedder(self) -> Embedder:
+        """The store's embedder (built once per process and shared)."""
+        return get_embedder(
+            provider=self.embedding_provider, model=self.embedding_model, dimension=int(self.embedding_dimension)
+        )
 
 
 class MemoryQuerySet(models.QuerySet):

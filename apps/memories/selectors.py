@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from apps.core.embeddings import get_embedder
+from apps.core.embeddings import vector_literal
 from apps.core.errors import ApplicationError, NotFoundError
 from apps.memories.models import FULL_TEXT_CONFIG, Memory, MemoryRevision, MemoryStore
 
@@ -150,10 +150,7 @@ def _filter_sql(store: MemoryStore, search: SearchQuery) -> tuple[str, dict]:
 
 def memory_query_vector(*, store: MemoryStore, query: str) -> list[float]:
     """The query's embedding with the store's embedder, for several searches of one query."""
-    embedder = get_embedder(
-        provider=store.embedding_provider, model=store.embedding_model, dimension=int(store.embedding_dimension)
-    )
-    return embedder.embed_query(query)
+    return store.embedder.embed_query(query)
 
 
 def memory_search(
@@ -177,7 +174,7 @@ def memory_search(
     if search.mode in ("hybrid", "vector"):
         if query_vector is None:
             query_vector = memory_query_vector(store=store, query=search.query)
-        params["query_vector"] = "[" + ",".join(repr(float(v)) for v in query_vector) + "]"
+        params["query_vector"] = vector_literal(query_vector)
         ctes.append(
             f"""vector_hits AS MATERIALIZED (
                 SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank

@@ -4,6 +4,7 @@ from rest_framework import serializers
 from apps.conversations.config import working_state_settings_for
 from apps.core.embeddings import PROVIDERS, SUPPORTED_DIMENSIONS
 from apps.core.fields import CleanCharField, FiniteFloatField, MetadataField, StrictIntegerField, iso_datetime
+from apps.extraction.config import extraction_settings_for
 from apps.memories.models import Memory, MemoryStore
 
 # --- Stores -----------------------------------------------------------------------------------------
@@ -39,6 +40,9 @@ class StoreUpdateInput(serializers.Serializer):
 
 
 class StoreOutput(serializers.ModelSerializer):
+    extraction_settings = serializers.SerializerMethodField(
+        help_text="Extraction settings in effect: extraction_config (the store's overrides) over the defaults."
+    )
     working_memory_limits = serializers.SerializerMethodField(
         help_text="Working-state limits in effect: working_memory_config (the store's overrides) over the "
                   "server defaults."
@@ -57,11 +61,15 @@ class StoreOutput(serializers.ModelSerializer):
             "search_defaults",
             "max_content_length",
             "extraction_config",
+            "extraction_settings",
             "working_memory_config",
             "working_memory_limits",
             "created_at",
             "updated_at",
         ]
+
+    def get_extraction_settings(self, store) -> dict:
+        return extraction_settings_for(store).as_dict()
 
     def get_working_memory_limits(self, store) -> dict:
         return working_state_settings_for(store).as_dict()

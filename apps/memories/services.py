@@ -11,9 +11,9 @@ from django.utils import timezone
 from apps.conversations.config import working_state_overrides_validate
 from apps.core.actors import Actor
 from apps.core.bulk import copy_rows
-from apps.core.embeddings import get_embedder, resolve_embedding_config
+from apps.core.embeddings import resolve_embedding_config
 from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
-from apps.extraction.config import extraction_settings_validate
+from apps.extraction.config import extraction_overrides_validate
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.normalise import content_hash
 from apps.tenancy.models import Tenant
@@ -76,7 +76,7 @@ def store_create(
                 review_policy=review_policy,
                 search_defaults=_validate_search_defaults(search_defaults or {}),
                 max_content_length=max_content_length or settings.MEMORYHUB_DEFAULT_MAX_CONTENT_LENGTH,
-                extraction_config=extraction_settings_validate(extraction_config).as_dict(),
+                extraction_config=extraction_overrides_validate(extraction_config),
                 working_memory_config=working_state_overrides_validate(working_memory_config),
             )
     except IntegrityError as exc:  # a concurrent create of the same name
@@ -103,16 +103,12 @@ def store_update(*, store: MemoryStore, changes: dict) -> MemoryStore:
             code="immutable_field",
             details={name: ["Fixed at creation."] for name in fixed},
         )
-    if "extraction_config" in changes:
-        # A partial config changes only the keys it names.
-        merged = {**store.extraction_config, **(changes["extraction_config"] or {})}
-        changes["extraction_config"] = extraction_settings_validate(merged).as_dict()
-    if "working_memory_config" in changes:
-        # Partial, like extraction_config; a key set to null goes back to the server default.
-        merged = {**store.working_memory_config, **(changes["working_memory_config"] or {})}
-        changes["working_memory_config"] = working_state_overrides_validate(
-            {key: value for key, value in merged.items() if value is not None}
-        )
+    for name, validate in (("extraction_config", extraction_overrides_validate),
+                           ("working_memory_config", working_state_overrides_validate)):
+        if name in changes:
+            # Overrides over server defaults: a change names only some keys; null returns one to its default.
+            merged = {**getattr(store, name), **(changes[name] or {})}
+            changes[name] = validate({key: value for key, value in merged.items() if value is not None})
     if "search_defaults" in changes:
         changes["search_defaults"] = _validate_search_defaults(changes["search_defaults"])
     updated = [name for name in _MUTABLE_STORE_FIELDS if name in changes]
@@ -221,11 +217,12 @@ def _check_content(store: MemoryStore, content: str) -> None:
         )
 
 
-def _embed(store: MemoryStore, texts: list[str]) -> list[list[float]]:
-    embedder = get_embedder(
-        provider=store.embedding_provider, model=store.embedding_model, dimension=store.embedding_dimension
-    )
-    return embedder.embed(texts)
+def _embed(store: MemoryStore, texts: list[str], known: dict[str, list[float]] | None = None) -> list[list[float]]:
+    """Vectors for `texts`; those in `known` (computed already by the caller) are not embedded again."""
+    known = known or {}
+    missing = list(dict.fromkeys(text for text in texts if text not in known))
+    fresh = dict(zip(missing, store.embedder.embed(missing), strict=True)) if missing else {}
+    return [known[text] if text in known else fresh[text] for text in texts]
 
 
 def _find_live_duplicates(store: MemoryStore, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
@@ -247,10 +244,12 @@ def memory_bulk_create(
     reason: str = "",
     context: dict | None = None,
     item_notes: list[tuple[str, dict]] | None = None,
+    vectors: dict[str, list[float]] | None = None,
 ) -> list[MemoryWriteResult]:
     """Create memories in one transaction; content already known for that user returns the existing row.
 
     `item_notes` gives each item its own revision (reason, context), e.g. the messages it came from.
+    `vectors` maps contents to embeddings the caller already computed with the store's embedder.
     """
     notes = item_notes or [(reason, context or {})] * len(items)
     if len(items) > settings.MEMORYHUB_MAX_BULK:
@@ -270,7 +269,8 @@ def memory_bulk_create(
         key = (item.user_id, digest)
         if key not in known and key not in to_embed:
             to_embed[key] = item.content
-    vectors = dict(zip(to_embed, _embed(store, list(to_embed.values())), strict=False)) if to_embed else {}
+    embedded = _embed(store, list(to_embed.values()), vectors) if to_embed else []
+    vectors = dict(zip(to_embed, embedded, strict=True))
 
     # Two writers of the same new content can both pass the duplicate check; the partial unique
     # index stops the second, which then runs again and finds the first one's row.
@@ -294,6 +294,14 @@ def _insert_memories(
 ) -> list[MemoryWriteResult]:
     now = timezone.now()
     known = _find_live_duplicates(store, candidate_keys)
+    # Rare: a duplicate seen before the transaction was deleted since; embed those now, in one call.
+    unembedded = {
+        (item.user_id, digest): item.content
+        for item, digest in zip(items, digests, strict=False)
+        if (item.user_id, digest) not in known and (item.user_id, digest) not in vectors
+    }
+    if unembedded:
+        vectors = {**vectors, **dict(zip(unembedded, _embed(store, list(unembedded.values())), strict=True))}
     results: list[MemoryWriteResult] = []
     new_memories: list[Memory] = []
     created_here: dict[tuple[str, str], Memory] = {}
@@ -323,8 +331,7 @@ def _insert_memories(
             valid_to=item.valid_to,
             expires_at=item.expires_at,
             content_hash=digest,
-            # Rare: a duplicate seen before the transaction was deleted since; embed it now.
-            embedding=vectors[key] if key in vectors else _embed(store, [item.content])[0],
+            embedding=vectors[key],
             embedding_dimension=store.embedding_dimension,
             created_at=now,
             updated_at=now,
@@ -350,10 +357,13 @@ def _insert_memories(
 
 
 def memory_create(
-    *, store: MemoryStore, item: MemoryInput, actor: Actor, reason: str = "", context: dict | None = None
+    *, store: MemoryStore, item: MemoryInput, actor: Actor, reason: str = "", context: dict | None = None,
+    vectors: dict[str, list[float]] | None = None,
 ) -> MemoryWriteResult:
     """Create one memory, or return the live memory with the same normalised content for that user."""
-    return memory_bulk_create(store=store, items=[item], actor=actor, reason=reason, context=context)[0]
+    return memory_bulk_create(
+        store=store, items=[item], actor=actor, reason=reason, context=context, vectors=vectors
+    )[0]
 
 
 _EDITABLE_FIELDS = (

@@ -3,7 +3,15 @@
 import pytest
 from rest_framework.test import APIClient
 
-from apps.conversations.models import Checkpoint
+from apps.conversations.models import (
+    Checkpoint,
+    Message,
+    ScratchpadEntry,
+    Session,
+    SessionEvent,
+    TaskState,
+    WorkingMemoryItem,
+)
 
 SCOPES = ("read", "write", "admin")
 S = "/api/v1/stores/main/sessions/s-1"
@@ -46,7 +54,18 @@ def checkpoint_id(tenant_a):
     client.patch("/api/v1/stores/main", {"extraction_config": {"enabled": False}}, format="json")
     client.post(f"{S}/spawn", {"user_id": "alice", "working_memory": [{"key": "k", "value": 1}],
                                "task_state": {"description": "t"}}, format="json")
+    client.post(f"{S}/scratchpad", {"content": "first thought"}, format="json")
     return client.post(f"{S}/checkpoints", {}, format="json").json()["id"]
+
+
+def _session_state(world):
+    """Every row of `world`'s sessions that another tenant's refused call must leave as it was."""
+    state = {
+        model.__name__: list(model.objects.filter(session__store=world.store).order_by("pk").values())
+        for model in (WorkingMemoryItem, TaskState, ScratchpadEntry, Checkpoint, SessionEvent, Message)
+    }
+    state["Session"] = list(Session.objects.filter(store=world.store).order_by("pk").values())
+    return state
 
 
 @pytest.mark.parametrize("index", range(len(_endpoints("ID"))),
@@ -57,11 +76,14 @@ def test_session_endpoint_access(index, tenant_a, tenant_b, checkpoint_id):
     for scope in SCOPES[:SCOPES.index(required)]:
         response = _call(tenant_a.client(scope), method, path, body)
         assert response.status_code == 403, (scope, response.content)
+    before = _session_state(tenant_a)
+    assert all(before[name] for name in ("Session", "WorkingMemoryItem", "TaskState", "ScratchpadEntry", "Checkpoint"))
     other = _call(tenant_b.client("admin"), method, path, body)
     assert other.status_code == 404 and other.json()["error"]["code"] == "session_not_found"
+    assert _session_state(tenant_a) == before
+    assert not Session.objects.filter(store=tenant_b.store).exists()
     response = _call(tenant_a.client(required), method, path, body)
     assert response.status_code in (200, 201), response.content
-    assert Checkpoint.objects.filter(session__store__tenant=tenant_b.tenant).count() == 0
 
 
 def test_spawn_and_context_access(tenant_a, tenant_b):

@@ -46,7 +46,7 @@ def test_checkpoint_snapshots_working_state_and_message_high_water_mark(tenant_a
     body = response.json()
     assert body["description"] == "before payment" and body["kind"] == "manual"
     assert body["counts"] == {"working_memory": 2, "task_state": True, "scratchpad": 1}
-    assert body["message_seq"] == 1 and body["pruned"] == []
+    assert (body["message_seq"], body["extracted_seq"], body["pruned"]) == (1, 0, [])
     # Default expiry: 7 days.
     expires = timezone.datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00"))
     assert timedelta(days=7) - timedelta(minutes=1) < expires - timezone.now() <= timedelta(days=7)
@@ -82,6 +82,7 @@ def test_restore_replaces_the_working_state_and_keeps_the_checkpoint(session_wit
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["success"] is True and body["event"] == "restore"
+    assert (body["data"]["session"]["session_id"], body["data"]["session"]["status"]) == ("s-1", "active")
     assert body["data"]["restored"] == {"working_memory": 2, "task_state": True, "scratchpad": 1}
     assert body["data"]["cleared"] == {"working_memory": 3, "task_state": True, "scratchpad": 2}
     assert _state(client) == saved

@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 from apps.conversations.models import Checkpoint, Session, SessionEvent, WorkingMemoryItem
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision
+from apps.tenancy.models import ApiKey
 
 BASE = "/api/v1/stores/main/sessions/s-1"
 
@@ -47,6 +48,9 @@ def test_spawn_creates_an_active_session_with_initial_working_state(quiet_store)
     assert client.get(f"{BASE}/working-memory/otp").json()["expires_at"] is not None
     assert client.get(f"{BASE}/task-state").json()["total_steps"] == 3
     assert _events(client) == [("spawn", "", "active")]
+    event = client.get(f"{BASE}/events").json()["results"][0]
+    key = ApiKey.objects.get(name="acme-write")
+    assert (event["actor_type"], event["actor_id"], event["actor_label"]) == ("api_key", str(key.pk), f"acme-write ({key.prefix})")
 
 
 def test_spawn_that_fails_validation_creates_nothing(quiet_store):
@@ -245,7 +249,7 @@ class TestTerminateExtraction:
         extraction = body["data"]["extraction"]
         assert extraction["complete"] is True and len(extraction["jobs"]) == 1 and extraction["added"] >= 2
         job = ExtractionJob.objects.get()
-        assert (job.trigger, job.from_seq, job.to_seq, job.status) == ("flush", 0, 3, "succeeded")
+        assert (job.trigger, job.from_seq, job.to_seq, job.status) == ("session_end", 0, 3, "succeeded")
         facts = Memory.objects.filter(memory_type__in=["fact", "preference"], status="active")
         assert facts.count() == extraction["added"]
         episode = Memory.objects.get(memory_type="episode")

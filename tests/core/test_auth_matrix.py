@@ -6,6 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from apps.core.actors import Actor
+from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.services import MemoryInput, memory_create
 from apps.tenancy.models import ApiKey
 from apps.tenancy.services import api_key_issue, api_key_revoke
@@ -16,22 +17,24 @@ SCOPES = ("read", "write", "admin")
 def _endpoints(memory_id):
     m = f"/api/v1/stores/main/memories/{memory_id}"
     return [
-        # (method, path, body, required scope, store scoped)
-        ("get", "/api/v1/stores", None, "read", False),
-        ("post", "/api/v1/stores", {"name": "fresh"}, "admin", False),
-        ("get", "/api/v1/stores/main", None, "read", True),
-        ("patch", "/api/v1/stores/main", {"description": "x"}, "admin", True),
-        ("delete", "/api/v1/stores/main", None, "admin", True),
-        ("get", "/api/v1/stores/main/memories", None, "read", True),
-        ("post", "/api/v1/stores/main/memories", {"user_id": "u", "content": "new fact"}, "write", True),
-        ("post", "/api/v1/stores/main/memories/bulk", {"memories": [{"user_id": "u", "content": "x y"}]}, "write", True),
-        ("get", m, None, "read", True),
-        ("patch", m, {"importance": 0.9}, "write", True),
-        ("delete", m, None, "write", True),
-        ("delete", m + "?hard=true", None, "admin", True),
-        ("get", m + "/history", None, "read", True),
-        ("post", "/api/v1/stores/main/search", {"query": "tea"}, "read", True),
-        ("delete", "/api/v1/stores/main/users/alice", None, "admin", True),
+        # (method, path, body, required scope, status for the other tenant's admin key or None if not
+        # store scoped). Tenant B has a store named "main" too: store-level calls act on B's own store,
+        # calls naming tenant A's memory are 404.
+        ("get", "/api/v1/stores", None, "read", None),
+        ("post", "/api/v1/stores", {"name": "fresh"}, "admin", None),
+        ("get", "/api/v1/stores/main", None, "read", 200),
+        ("patch", "/api/v1/stores/main", {"description": "x"}, "admin", 200),
+        ("delete", "/api/v1/stores/main", None, "admin", 200),
+        ("get", "/api/v1/stores/main/memories", None, "read", 200),
+        ("post", "/api/v1/stores/main/memories", {"user_id": "u", "content": "new fact"}, "write", 201),
+        ("post", "/api/v1/stores/main/memories/bulk", {"memories": [{"user_id": "u", "content": "x y"}]}, "write", 201),
+        ("get", m, None, "read", 404),
+        ("patch", m, {"importance": 0.9}, "write", 404),
+        ("delete", m, None, "write", 404),
+        ("delete", m + "?hard=true", None, "admin", 404),
+        ("get", m + "/history", None, "read", 404),
+        ("post", "/api/v1/stores/main/search", {"query": "tea"}, "read", 200),
+        ("delete", "/api/v1/stores/main/users/alice", None, "admin", 200),
     ]
 
 
@@ -45,13 +48,33 @@ def memory(tenant_a):
     return memory_create(store=tenant_a.store, item=item, actor=Actor.system()).memory
 
 
+def _rows(queryset):
+    rows = []
+    for row in queryset.order_by("pk").values():
+        row.pop("search_vector", None)  # generated from content, which is compared
+        if row.get("embedding") is not None:
+            row["embedding"] = [float(x) for x in row["embedding"]]
+        rows.append(row)
+    return rows
+
+
+def _snapshot(world, memory):
+    """Everything of `world`'s store that another tenant's call must not touch."""
+    return {
+        "store": list(MemoryStore.objects.filter(pk=world.store.pk).values()),
+        "memories": _rows(Memory.objects.filter(store_id=world.store.pk)),
+        "memory": _rows(Memory.objects.filter(pk=memory.pk)),
+        "revisions": list(MemoryRevision.objects.filter(store_id=world.store.pk).order_by("pk").values()),
+    }
+
+
 def _endpoint_ids():
     return [f"{method.upper()} {path}" for method, path, *_ in _endpoints("ID")]
 
 
 @pytest.mark.parametrize("index", range(len(_endpoints("x"))), ids=_endpoint_ids())
 def test_endpoint_access_matrix(index, tenant_a, tenant_b, memory):
-    method, path, body, required, store_scoped = _endpoints(memory.pk)[index]
+    method, path, body, required, other_tenant_status = _endpoints(memory.pk)[index]
 
     anonymous = APIClient()
     response = _call(anonymous, method, path, body)
@@ -68,14 +91,19 @@ def test_endpoint_access_matrix(index, tenant_a, tenant_b, memory):
         assert response.status_code == 403, (scope, response.content)
         assert response.json()["error"]["code"] == "permission_denied"
 
-    if store_scoped:
-        # The other tenant has a store named "main" too, but never sees this tenant's objects.
+    if other_tenant_status is not None:
+        # The other tenant has a store named "main" too, but never sees or changes this tenant's objects.
+        before = _snapshot(tenant_a, memory)
+        assert before["store"] and before["memory"] and before["memories"]
         response = _call(tenant_b.client("admin"), method, path, body)
-        if str(memory.pk) in path:
-            assert response.status_code == 404, response.content
+        assert response.status_code == other_tenant_status, response.content
+        if other_tenant_status == 404:
+            assert response.json()["error"]["code"] == "memory_not_found"
         else:
-            # Same store name exists in tenant B: the call acts on B's own store, never on A's.
-            assert response.status_code < 500
+            # The answer comes from B's own store: nothing of A's appears in it.
+            assert str(memory.pk) not in response.content.decode()
+            assert str(tenant_a.store.pk) not in response.content.decode()
+        assert _snapshot(tenant_a, memory) == before
 
     response = _call(tenant_a.client(required), method, path, body)
     assert response.status_code in (200, 201), response.content

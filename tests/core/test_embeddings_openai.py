@@ -1,7 +1,6 @@
 """The OpenAI-compatible embedder against a real local fake server: batching, order, retries, failures."""
 
 import json
-import socket
 import time
 from types import SimpleNamespace
 
@@ -12,6 +11,7 @@ from apps.core.embeddings import base as embeddings_base
 from apps.core.embeddings import openai as openai_module
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, fake_vector
+from tests.processes import free_port
 
 MODEL = "text-embedding-3-small"
 DIMENSION = 256
@@ -65,12 +65,6 @@ def recorded_sleeps(monkeypatch):
     sleeps: list[float] = []
     monkeypatch.setattr(openai_module, "time", SimpleNamespace(sleep=sleeps.append))
     return sleeps
-
-
-def _unused_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # --- Requests ---------------------------------------------------------------------------------------
@@ -275,7 +269,7 @@ def test_a_timeout_is_retried_then_succeeds(make_embedder, openai_settings, open
 
 
 def test_unreachable_server_ends_in_embedding_error(make_embedder, openai_settings):
-    openai_settings.EMBEDDING_OPENAI_BASE_URL = f"http://127.0.0.1:{_unused_port()}/v1"
+    openai_settings.EMBEDDING_OPENAI_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"
 
     with pytest.raises(EmbeddingError, match="unreachable") as caught:
         make_embedder().embed(["x"])

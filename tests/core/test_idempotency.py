@@ -118,3 +118,9 @@ def test_a_compare_and_set_put_retried_after_a_lost_answer_gets_its_answer(write
     assert first.status_code == again.status_code == 201 and again.json() == first.json()
     deleted = writer.delete(url, HTTP_IDEMPOTENCY_KEY="del-1")
     assert writer.delete(url, HTTP_IDEMPOTENCY_KEY="del-1").json() == deleted.json() == {"deleted": True, "key": "lock"}
+
+
+def test_reads_sent_as_post_store_nothing(writer):
+    response = writer.post("/api/v1/stores/main/search", {"query": "tea"}, format="json", HTTP_IDEMPOTENCY_KEY="s-1")
+    assert response.status_code == 200 and "Idempotent-Replayed" not in response.headers
+    assert not IdempotencyRecord.objects.exists()

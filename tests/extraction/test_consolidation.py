@@ -6,6 +6,7 @@ from apps.extraction.consolidation import consolidate
 from apps.extraction.extractors.base import Candidate
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision
+from apps.memories.normalise import content_hash
 from apps.memories.services import memory_approve, store_update
 
 ACTOR = Actor.system("extraction")
@@ -60,14 +61,60 @@ def test_repeated_fact_adds_provenance_not_a_row(session, job):
     assert list(MemoryRevision.objects.filter(memory=memory).values_list("action", flat=True)) == ["create", "update"]
 
 
-def test_near_duplicate_by_vector_similarity(session, job, settings):
-    settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY = 0.8
-    _run(session, job, fact("Alice is allergic to peanuts"))
-    counts = _run(session, job, fact("Alice is allergic to peanuts!!"))
-    assert counts.unchanged == 1 and Memory.objects.count() == 1
-    settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY = 0.999
-    counts = _run(session, job, fact("Alice is very allergic to peanuts"))
-    assert counts.added == 1 and Memory.objects.count() == 2
+ALLERGY = "Alice is allergic to peanuts"
+CLOSE = "Alice is badly allergic to peanuts"  # other words, a near vector
+FAR = "Alice is allergic to cats"  # the next-closest wording, another fact
+NEAR_DUPLICATE = 0.87
+
+
+def _cosine(store, a, b):
+    left, right = store.embedder.embed([a, b])
+    return sum(x * y for x, y in zip(left, right, strict=True))
+
+
+@pytest.fixture
+def near_duplicate_threshold(session, settings):
+    # The wordings differ after normalisation, so only the vector comparison can relate them.
+    assert len({content_hash(text) for text in (ALLERGY, CLOSE, FAR)}) == 3
+    assert _cosine(session.store, ALLERGY, CLOSE) > NEAR_DUPLICATE > _cosine(session.store, ALLERGY, FAR)
+    settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY = NEAR_DUPLICATE
+
+
+def test_near_duplicate_by_vector_similarity(session, job, near_duplicate_threshold):
+    _run(session, job, fact(ALLERGY, seqs=[1]))
+    original = Memory.objects.get()
+
+    counts = _run(session, job, fact(CLOSE, seqs=[3]))
+    assert (counts.added, counts.updated, counts.deleted, counts.unchanged) == (0, 0, 0, 1)
+    memory = Memory.objects.get()
+    assert memory.pk == original.pk and memory.content == ALLERGY and memory.status == "active"
+    assert [source["message_seqs"] for source in memory.provenance["sources"]] == [[1], [3]]
+    revisions = list(MemoryRevision.objects.filter(memory=memory).order_by("id"))
+    assert [revision.action for revision in revisions] == ["create", "update"]
+    assert revisions[-1].changed_fields == ["provenance"] and revisions[-1].context["message_seqs"] == [3]
+
+    counts = _run(session, job, fact(FAR, seqs=[4]))
+    assert (counts.added, counts.unchanged) == (1, 0)
+    assert sorted(Memory.objects.values_list("content", flat=True)) == sorted([ALLERGY, FAR])
+
+
+def test_candidate_near_a_memory_the_job_superseded_is_not_absorbed_into_it(session, job, near_duplicate_threshold):
+    _run(session, job, fact(ALLERGY, seqs=[1]))
+    old = Memory.objects.get()
+    counts = _run(
+        session, job,
+        fact("Alice is allergic to peanuts and shellfish", seqs=[3], action="update", target_memory_id=str(old.pk)),
+        fact(CLOSE, seqs=[4]),  # nearest to the value the first candidate just retired
+    )
+    assert (counts.added, counts.updated, counts.unchanged) == (1, 1, 0)
+    old.refresh_from_db()
+    assert old.status == "superseded"
+    assert [source["message_seqs"] for source in old.provenance["sources"]] == [[1]]
+    created, retired = MemoryRevision.objects.filter(memory=old).order_by("id")  # nothing after the supersede
+    assert created.action == "create" and retired.after["status"] == "superseded"
+    assert "provenance" not in retired.changed_fields
+    close = Memory.objects.get(content=CLOSE)
+    assert close.status == "active" and close.provenance["sources"][0]["message_seqs"] == [4]
 
 
 def test_new_value_of_a_subject_supersedes_the_old_one(session, job):

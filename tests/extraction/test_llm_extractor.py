@@ -2,7 +2,6 @@
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from apps.extraction.extractors.llm import (
     llm_extractor_from_settings,
 )
 from tests.fakes.llm_server import FakeLLMServer, Reply
+from tests.processes import free_port
 
 API_KEY = "sk-test-not-a-real-key"
 MODELS = {"openai": "gpt-test-mini", "anthropic": "claude-test-haiku"}
@@ -70,35 +70,9 @@ DELETE_ITEM = {
     "subject": "phone",
     "source_seqs": [3],
 }
-EXPECTED = [
-    Candidate(
-        content="Alice works as a data scientist at Globex",
-        memory_type="fact",
-        confidence=0.95,
-        source_seqs=[1],
-        action="update",
-        target_memory_id=EMPLOYER_ID,
-        subject="employer",
-    ),
-    Candidate(
-        content="Support ticket T-4821 was opened to move Alice to Globex",
-        memory_type="episode",
-        confidence=0.9,
-        source_seqs=[2],
-        action="add",
-        target_memory_id=None,
-        subject="identifier:ticket",
-    ),
-    Candidate(
-        content="Alice asked to forget her old phone number",
-        memory_type="fact",
-        confidence=0.85,
-        source_seqs=[3],
-        action="delete",
-        target_memory_id=PHONE_ID,
-        subject="phone",
-    ),
-]
+# What the parser should make of each item: every key of the answer lands in the Candidate field of
+# that name (test_openai_candidates_keep_actions_targets_subjects_and_seqs spells a few out).
+EXPECTED = [Candidate(**item) for item in (UPDATE_ITEM, ADD_ITEM, DELETE_ITEM)]
 
 
 @pytest.fixture
@@ -141,12 +115,6 @@ def make_extractor(server, sleeps):
 def _extract(extractor: LLMExtractor, **overrides) -> list[Candidate]:
     arguments = {"messages": MESSAGES, "existing": EXISTING, "user_name": "Alice", **overrides}
     return extractor.extract(**arguments)
-
-
-def _unused_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _user_prompt(request) -> str:
@@ -194,7 +162,16 @@ def test_openai_plain_json_mode_when_structured_output_is_off(make_extractor, se
 def test_openai_candidates_keep_actions_targets_subjects_and_seqs(make_extractor, server):
     server.script(Reply.memories(UPDATE_ITEM, ADD_ITEM, DELETE_ITEM))
 
-    assert _extract(make_extractor("openai")) == EXPECTED
+    candidates = _extract(make_extractor("openai"))
+
+    assert candidates == EXPECTED
+    assert [(c.action, c.target_memory_id, c.subject, c.source_seqs, c.memory_type, c.confidence)
+            for c in candidates] == [
+        ("update", EMPLOYER_ID, "employer", [1], "fact", 0.95),
+        ("add", None, "identifier:ticket", [2], "episode", 0.9),
+        ("delete", PHONE_ID, "phone", [3], "fact", 0.85),
+    ]
+    assert candidates[1].content == "Support ticket T-4821 was opened to move Alice to Globex"
 
 
 def test_anthropic_request_forces_the_record_memories_tool(make_extractor, server):
@@ -463,7 +440,7 @@ def test_client_errors_fail_at_once(make_extractor, server, sleeps, provider, st
 
 
 def test_unreachable_server_gives_up_after_max_retries(make_extractor, sleeps):
-    extractor = make_extractor(base_url=f"http://127.0.0.1:{_unused_port()}/v1", max_retries=2)
+    extractor = make_extractor(base_url=f"http://127.0.0.1:{free_port()}/v1", max_retries=2)
 
     with pytest.raises(ExtractionError, match=r"unreachable \(ConnectError.*gave up after 3 attempt"):
         _extract(extractor)

@@ -130,9 +130,12 @@ def test_store_extraction_config_is_validated(tenant_a):
     ok = client.patch("/api/v1/stores/main", {"extraction_config": {"extractor": "llm", "idle_seconds": 60}},
                       format="json")
     assert ok.status_code == 200
-    assert ok.json()["extraction_config"] == {
+    assert ok.json()["extraction_config"] == {"extractor": "llm", "idle_seconds": 60}  # only the overrides
+    assert ok.json()["extraction_settings"] == {
         "enabled": True, "extractor": "llm", "every_n_turns": 1, "idle_seconds": 60, "on_session_end": True,
     }
+    reset = client.patch("/api/v1/stores/main", {"extraction_config": {"extractor": None}}, format="json").json()
+    assert reset["extraction_config"] == {"idle_seconds": 60} and reset["extraction_settings"]["extractor"] == "rules"
 
 
 def test_a_task_finding_its_job_running_checks_again_when_the_lease_ends(tenant_a, settings):
@@ -186,3 +189,36 @@ def test_sweep_extracts_idle_sessions_and_leaves_fresh_queued_jobs_alone(tenant_
     # A running job whose lease expired belonged to a dead worker and is revived.
     ExtractionJob.objects.filter(pk=job.pk).update(status="running", lease_expires_at=timezone.now() - timedelta(seconds=1))
     assert extraction_sweep()["revived"] == 1
+
+
+def test_a_run_that_outlived_its_lease_cannot_undo_the_run_that_took_over(tenant_a, settings):
+    from apps.extraction.services import _record_failure
+
+    settings.EXTRACTION_RUN_INLINE = False
+    _say(tenant_a.client("write"), "I live in Oslo")
+    job = ExtractionJob.objects.get()
+    ExtractionJob.objects.filter(pk=job.pk).update(status="running", attempts=1)
+    stale = ExtractionJob.objects.get(pk=job.pk)  # the first run's view of its job
+    # Its lease ran out; another run claimed the job (attempt 2) and finished it.
+    ExtractionJob.objects.filter(pk=job.pk).update(status="succeeded", attempts=2, added=1)
+    outcome = _record_failure(job=stale, error=RuntimeError("late failure"), started=0.0)
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.added, job.error) == ("succeeded", 2, 1, "")
+    assert outcome.status == "succeeded"
+
+
+def test_a_job_embeds_each_new_fact_once(tenant_a, monkeypatch):
+    from apps.core.embeddings.hashing import HashEmbedder
+
+    embedded: list[str] = []
+    original = HashEmbedder.embed
+
+    def counting(self, texts):
+        embedded.extend(texts)
+        return original(self, texts)
+
+    monkeypatch.setattr(HashEmbedder, "embed", counting)
+    _say(tenant_a.client("write"), "My name is Alice and I work as a software engineer at TechCorp")
+    contents = list(Memory.objects.values_list("content", flat=True))
+    assert len(contents) >= 2
+    assert sorted(embedded) == sorted(contents)  # the near-duplicate check's vectors are the ones stored

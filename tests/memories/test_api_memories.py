@@ -1,7 +1,15 @@
+import json
+from datetime import timedelta
+
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+from rest_framework import serializers
 
+from apps.core.actors import Actor
 from apps.memories.models import Memory, MemoryRevision
+from apps.memories.serializers import MemoryOutput
+from apps.memories.services import memory_supersede
 
 BASE = "/api/v1/stores/main"
 
@@ -297,3 +305,35 @@ def test_vector_dimensions_follow_the_store(tenant_a):
             [created.json()["memory"]["id"]],
         )
         assert cursor.fetchone() == (1536, 1536)
+
+
+def test_memory_output_matches_drf_rendering_of_its_declared_fields(tenant_a, add_memory):
+    # MemoryOutput renders by hand for speed; its declared fields are what the OpenAPI schema
+    # publishes. DRF's generic rendering of those fields must give exactly the same document.
+    newer = add_memory(tenant_a.store, "Alice now drinks oolong tea")
+    memory = add_memory(
+        tenant_a.store,
+        "Alice drinks green tea",
+        agent_id="support-bot",
+        session_id="s-1",
+        memory_type="preference",
+        metadata={"channel": "chat", "nested": {"n": [1, 2.5, None, True]}},
+        tags=["drinks", "morning"],
+        importance=0.75,
+        confidence=0.6,
+        expires_at=timezone.now() + timedelta(days=3),
+    )
+    memory_supersede(old=memory, new=newer, actor=Actor.system("test"))
+    memory = Memory.objects.select_related("store").get(pk=memory.pk)
+    assert memory.valid_to is not None and memory.expires_at is not None
+    assert memory.superseded_by_id == newer.pk and memory.tags and memory.metadata
+
+    by_hand = MemoryOutput(memory).data
+    generic = serializers.Serializer.to_representation(MemoryOutput(), memory)
+    assert by_hand == dict(generic)
+    assert by_hand["superseded_by"] == str(newer.pk)
+    assert by_hand["valid_to"] is not None and by_hand["expires_at"] is not None
+    # And the API serves that document.
+    response = tenant_a.client("read").get(f"{BASE}/memories/{memory.pk}")
+    assert response.status_code == 200, response.content
+    assert response.json() == json.loads(json.dumps(by_hand))

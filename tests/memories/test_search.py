@@ -8,7 +8,7 @@ from django.utils import timezone
 from apps.core.actors import Actor
 from apps.core.embeddings import SUPPORTED_DIMENSIONS
 from apps.memories import selectors
-from apps.memories.services import MemoryInput, memory_bulk_create, store_create
+from apps.memories.services import MemoryInput, memory_bulk_create, memory_supersede, store_create
 
 SEARCH = "/api/v1/stores/main/search"
 
@@ -77,15 +77,24 @@ def test_store_search_defaults_apply(tenant_a, alice_memories):
     assert response["mode"] == "keyword" and len(response["results"]) == 1
 
 
-def test_search_hides_pending_deleted_superseded_and_expired(tenant_a, add_memory):
+def test_search_hides_pending_deleted_rejected_superseded_and_expired(tenant_a, add_memory):
     store = tenant_a.store
     visible = add_memory(store, "Alice owns a red bicycle")
     pending = add_memory(store, "Alice owns a blue bicycle", status="pending_review")
     add_memory(store, "Alice owned a green bicycle", expires_at=timezone.now() - timedelta(seconds=1))
     deleted = add_memory(store, "Alice owns a yellow bicycle")
-    tenant_a.client("write").delete(f"/api/v1/stores/main/memories/{deleted.pk}")
+    assert tenant_a.client("write").delete(f"/api/v1/stores/main/memories/{deleted.pk}").status_code == 200
+    rejected = add_memory(store, "Alice owns a white bicycle")
+    response = tenant_a.client("write").patch(
+        f"/api/v1/stores/main/memories/{rejected.pk}", {"status": "rejected"}, format="json"
+    )
+    assert response.status_code == 200, response.content
     superseded = add_memory(store, "Alice owns a black bicycle")
-    tenant_a.client("write").patch(f"/api/v1/stores/main/memories/{superseded.pk}", {"status": "rejected"}, format="json")
+    memory_supersede(old=superseded, new=visible, actor=Actor.system("test"))
+    for memory, status in ((deleted, "deleted"), (rejected, "rejected"), (superseded, "superseded")):
+        memory.refresh_from_db()
+        assert memory.status == status
+    assert superseded.superseded_by_id == visible.pk and superseded.valid_to is not None
 
     client = tenant_a.client("read")
     assert [hit["memory"]["id"] for hit in _search(client, query="bicycle")] == [str(visible.pk)]

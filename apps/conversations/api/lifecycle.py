@@ -2,7 +2,6 @@
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 
 from apps.conversations import selectors, services
@@ -23,15 +22,10 @@ from apps.conversations.serializers.lifecycle import (
 )
 from apps.conversations.serializers.sessions import SessionOutput
 from apps.core.api import validated
-from apps.core.pagination import NewestFirstCursorPagination
+from apps.core.pagination import NewestFirstCursorPagination, ordered_by
 from apps.memories.api import READ, WRITE
 
-
-class EventsInOrder(CursorPagination):
-    ordering = ("id",)
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 1000
+EventsInOrder = ordered_by("id")
 
 
 # --- Checkpoints ------------------------------------------------------------------------------------
@@ -93,9 +87,8 @@ class CheckpointRestoreApi(CheckpointScopedView):
         data = validated(CheckpointRestoreInput, request.data)
         result = services.checkpoint_restore(checkpoint=checkpoint, clear_current=data["clear_current"],
                                              actor=self.actor)
-        session = selectors.session_get(store=self.get_store(), external_id=session_id)
         return Response({"success": True, "event": "restore", "duration_ms": result.duration_ms,
-                         "data": {**result.as_data(), "session": SessionOutput(session).data}})
+                         "data": {**result.as_data(), "session": SessionOutput(result.session).data}})
 
 
 # --- Lifecycle --------------------------------------------------------------------------------------

@@ -2,12 +2,12 @@ from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers as drf_serializers
 from rest_framework import status
-from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 
 from apps.conversations import selectors, services
 from apps.conversations.serializers.sessions import (
     FlushOutput,
+    FlushQuery,
     IngestInput,
     IngestOutput,
     MessageOutput,
@@ -16,19 +16,12 @@ from apps.conversations.serializers.sessions import (
 )
 from apps.core.api import validated
 from apps.core.errors import PayloadTooLargeError
-from apps.core.pagination import NewestFirstCursorPagination
+from apps.core.pagination import NewestFirstCursorPagination, ordered_by
 from apps.extraction import services as extraction_services
 from apps.extraction.selectors import job_changes
 from apps.memories.api import READ, WRITE, StoreScopedView
 
-MAX_FLUSH_WAIT_SECONDS = 60
-
-
-class SeqOrder(CursorPagination):
-    ordering = ("seq",)
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 1000
+SeqOrder = ordered_by("seq")
 
 
 class SessionScopedView(StoreScopedView):
@@ -119,27 +112,19 @@ class SessionFlushApi(SessionScopedView):
     required_scopes = {"POST": WRITE}
 
     @extend_schema(
-        parameters=[OpenApiParameter("wait", float, description="Seconds to wait for extraction (default 10, max 60)")],
+        parameters=[FlushQuery],
         request=None,
         responses=FlushOutput,
         summary="Extract everything not yet extracted and wait for it",
     )
     def post(self, request, store_name, session_id):
         session = self.get_session()
-        raw_wait = request.query_params.get("wait", "10")
-        try:
-            wait = float(raw_wait)
-        except ValueError:
-            wait = -1.0
-        if not 0 <= wait <= MAX_FLUSH_WAIT_SECONDS:  # also rejects nan
-            raise drf_serializers.ValidationError(
-                {"wait": [f"Must be a number of seconds from 0 to {MAX_FLUSH_WAIT_SECONDS}, got {raw_wait!r}."]}
-            )
+        wait = validated(FlushQuery, request.query_params)["wait"]
         jobs, complete = extraction_services.extraction_flush_and_wait(session=session, wait_seconds=wait)
         body = {
             "complete": complete,
             "session": session,
             "jobs": jobs,
-            "changes": job_changes(job_ids=[job.pk for job in jobs]),
+            "changes": job_changes(session=session, job_ids=[job.pk for job in jobs]),
         }
         return Response(FlushOutput(body).data)

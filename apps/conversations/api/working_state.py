@@ -2,7 +2,6 @@
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 
 from apps.conversations import selectors, services
@@ -19,14 +18,10 @@ from apps.conversations.serializers.working_state import (
     WorkingMemoryPutInput,
 )
 from apps.core.api import validated
+from apps.core.pagination import ordered_by
 from apps.memories.api import READ, WRITE
 
-
-class KeysInOrder(CursorPagination):
-    ordering = ("key",)
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 1000
+KeysInOrder = ordered_by("key")
 
 
 class WorkingMemoryApi(SessionScopedView):

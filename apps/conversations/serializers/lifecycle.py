@@ -121,5 +121,6 @@ class SessionEventOutput(serializers.Serializer):
     data = serializers.JSONField()
     duration_ms = serializers.IntegerField()
     actor_type = serializers.CharField()
+    actor_id = serializers.CharField()
     actor_label = serializers.CharField()
     created_at = serializers.DateTimeField()

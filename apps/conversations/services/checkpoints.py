@@ -1,29 +1,29 @@
 """Checkpoints: snapshots of a session's working state that it can be restored to."""
 
 import dataclasses
-import json
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from apps.conversations.config import working_state_settings_for
-from apps.conversations.models import Checkpoint, ScratchpadEntry, Session, SessionEvent, TaskState, WorkingMemoryItem
+from apps.conversations.models import Checkpoint, ScratchpadEntry, Session, SessionEvent, TaskState
 from apps.conversations.services.events import elapsed_ms, record_event
 from apps.conversations.services.working_state import (
-    MAX_TTL_SECONDS,
+    WorkingMemoryWrite,
+    expiry_from_ttl,
     live_items,
     lock_session,
-    next_version,
-    storable_json,
+    value_size,
     working_state_clear,
     writable_session,
+    write_items,
 )
 from apps.core.actors import Actor
-from apps.core.errors import ApplicationError, ConflictError, NotFoundError
+from apps.core.errors import ConflictError, NotFoundError
 from apps.core.fields import iso_datetime
 
 
@@ -57,17 +57,6 @@ def working_state_snapshot(session: Session, *, now: datetime) -> dict:
     }
 
 
-def _checkpoint_expiry(ttl_seconds: int | None, default_ttl: int, now: datetime) -> datetime | None:
-    ttl = default_ttl if ttl_seconds is None else ttl_seconds
-    if isinstance(ttl, bool) or not isinstance(ttl, int) or not 0 <= ttl <= MAX_TTL_SECONDS:
-        raise ApplicationError(
-            f"ttl_seconds must be a whole number from 0 to {MAX_TTL_SECONDS}.",
-            code="validation_error",
-            details={"ttl_seconds": ["Out of range."]},
-        )
-    return now + timedelta(seconds=ttl) if ttl else None
-
-
 @dataclass(frozen=True)
 class CheckpointCreateResult:
     checkpoint: Checkpoint
@@ -80,7 +69,7 @@ def take_checkpoint(
     """Snapshot a locked session. At the cap, an automatic checkpoint replaces the oldest automatic
     one; a manual checkpoint is refused (409) rather than silently deleting one the client made."""
     config = working_state_settings_for(session.store)
-    expires_at = _checkpoint_expiry(ttl_seconds, config.checkpoint_ttl_seconds, now)
+    expires_at = expiry_from_ttl(ttl_seconds, config.checkpoint_ttl_seconds, now)
     Checkpoint.objects.filter(session=session, expires_at__lte=now).delete()
     existing = Checkpoint.objects.filter(session=session)
     count = existing.count()
@@ -110,7 +99,7 @@ def take_checkpoint(
         working_memory_items=len(snapshot["working_memory"]),
         scratchpad_entries=len(snapshot["scratchpad"]),
         has_task_state=snapshot["task_state"] is not None,
-        size_bytes=len(json.dumps(snapshot, ensure_ascii=False, separators=(",", ":")).encode("utf-8")),
+        size_bytes=value_size(snapshot),
         expires_at=expires_at,
         created_by=actor.label,
         created_at=now,
@@ -147,6 +136,7 @@ class RestoreResult:
     expired_skipped: int  # snapshot items whose expiry has passed since
     task_state: bool
     scratchpad: int
+    session: Session | None = None  # as restored into, for the response
     duration_ms: int = 0
 
     def as_data(self) -> dict:
@@ -198,33 +188,13 @@ def restore_into(session: Session, checkpoint: Checkpoint, *, clear_current: boo
             continue
         items.append((saved, expires_at))
     if items:
-        keys = [saved["key"] for saved, _ in items]
-        current = {item.key: item for item in WorkingMemoryItem.objects.filter(session=session, key__in=keys)}
-        new_live = sum(1 for key in keys if key not in current or current[key].is_expired(now))
-        limit = working_state_settings_for(session.store).max_items
-        live = live_items(session, now).count()
-        if live + new_live > limit:
-            raise ConflictError(
-                f"Restoring would put {live + new_live} items in working memory; the limit is {limit}. "
-                "Nothing was changed; restore with clear_current or delete keys first.",
-                code="working_memory_full",
-                details={"items": live, "adding": new_live, "limit": limit},
-            )
-        WorkingMemoryItem.objects.filter(session=session, key__in=keys).delete()
-        WorkingMemoryItem.objects.bulk_create(
-            WorkingMemoryItem(
-                session=session,
-                key=saved["key"],
-                value=storable_json(saved["value"]),
-                size_bytes=len(json.dumps(saved["value"], ensure_ascii=False, separators=(",", ":")).encode()),
-                version=next_version(session),
-                expires_at=expires_at,
-                created_at=now,
-                updated_at=now,
-            )
-            for saved, expires_at in items
+        # The limits apply as for any write: a restore that would overflow is refused whole.
+        write_items(
+            session,
+            [WorkingMemoryWrite(key=saved["key"], value=saved["value"], ttl_seconds=0, expires_at=expires_at)
+             for saved, expires_at in items],
+            now=now,
         )
-        Session.objects.filter(pk=session.pk).update(working_memory_version=session.working_memory_version)
     if snapshot["task_state"] is not None:
         _restore_task_state(session, snapshot["task_state"], now)
     restored_entries = 0
@@ -256,8 +226,8 @@ def checkpoint_restore(*, checkpoint: Checkpoint, clear_current: bool = True, ac
     with transaction.atomic():
         session = writable_session(checkpoint.session)
         now = timezone.now()
-        locked_checkpoint = Checkpoint.objects.filter(pk=checkpoint.pk, session=session).first()
-        if locked_checkpoint is None or locked_checkpoint.is_expired(now):
+        locked_checkpoint = Checkpoint.objects.filter(pk=checkpoint.pk, session=session).live(now).first()
+        if locked_checkpoint is None:
             raise NotFoundError(f"Checkpoint {checkpoint.pk} not found.", code="checkpoint_not_found")
         result = restore_into(session, locked_checkpoint, clear_current=clear_current, now=now)
         record_event(
@@ -270,7 +240,7 @@ def checkpoint_restore(*, checkpoint: Checkpoint, clear_current: bool = True, ac
             data=result.as_data(),
             started=started,
         )
-    return dataclasses.replace(result, duration_ms=elapsed_ms(started))
+    return dataclasses.replace(result, session=session, duration_ms=elapsed_ms(started))
 
 
 def checkpoint_purge_expired(*, now: datetime | None = None) -> int:

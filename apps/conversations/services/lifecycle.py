@@ -86,14 +86,13 @@ def session_spawn(
                 )
             try:
                 with transaction.atomic():
-                    Session.objects.create(
+                    session = Session.objects.create(
                         store=store, external_id=external_id, user_id=user_id, agent_id=agent_id,
                         metadata=metadata or {},
                     )
                 created = True
-            except IntegrityError:
-                pass  # a concurrent spawn or message post created it first
-            session = Session.objects.select_for_update().get(store=store, external_id=external_id)
+            except IntegrityError:  # a concurrent spawn or message post created it first
+                session = Session.objects.select_for_update().get(store=store, external_id=external_id)
         session.store = store
         from_status = "" if created else session.status
         now = timezone.now()
@@ -276,7 +275,7 @@ def session_terminate(*, session: Session, actor: Actor, options: TerminateOptio
     """End a session: final extraction of its tail, then one `episode` memory, then `terminated`.
 
     Three steps, because the extraction runs in a worker between them: (1) mark the session
-    terminated, which stops new messages, and schedule the flush; (2) wait for it; (3) write the
+    terminated, which stops new messages; (2) flush and wait for the extraction; (3) write the
     episode and the event. Step 3 runs once per session: a second call (concurrent, or a retry
     after a crash between the steps) finds the event and gets a 409; one that arrives before
     step 3 completes the termination in the first one's place.
@@ -294,21 +293,17 @@ def session_terminate(*, session: Session, actor: Actor, options: TerminateOptio
             now = timezone.now()
             locked.ended_at = now
             _transition(locked, to_status=Status.TERMINATED, now=now)
-        flushed = None
-        if extraction.enabled and extraction.on_session_end:
-            flushed = extraction_services.extraction_flush(session=locked)
 
-    extraction_report = {"ran": False, "complete": locked.last_seq <= locked.extracted_seq, "jobs": []}
+    extraction_report = {"ran": False, "complete": not locked.has_unextracted_messages, "jobs": []}
     if extraction.enabled and extraction.on_session_end:
         wait = settings.TERMINATE_EXTRACTION_WAIT_SECONDS if options.wait_seconds is None else options.wait_seconds
         try:
-            waited, complete = extraction_services.extraction_flush_and_wait(session=locked, wait_seconds=wait)
-            if flushed is not None:
-                flushed.refresh_from_db()  # it may have finished (run inline at commit) before the wait began
+            jobs, complete = extraction_services.extraction_flush_and_wait(
+                session=locked, wait_seconds=wait, trigger=ExtractionJob.Trigger.SESSION_END
+            )
         except (Session.DoesNotExist, ExtractionJob.DoesNotExist):
             raise NotFoundError(f"Session {locked.external_id!r} was deleted while terminating.",
                                 code="session_not_found") from None
-        jobs = list({job.pk: job for job in [*([flushed] if flushed else []), *waited]}.values())
         extraction_report = {
             "ran": bool(jobs),
             "complete": complete,

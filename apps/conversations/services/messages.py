@@ -35,12 +35,12 @@ def _locked_session(*, store: MemoryStore, external_id: str, user_id: str, agent
     if session is None:
         try:
             with transaction.atomic():
-                Session.objects.create(
+                # The new row is this transaction's until it commits: as good as locked.
+                session = Session.objects.create(
                     store=store, external_id=external_id, user_id=user_id, agent_id=agent_id, metadata=metadata
                 )
-        except IntegrityError:
-            pass  # another request created it first
-        session = Session.objects.select_for_update().get(store=store, external_id=external_id)
+        except IntegrityError:  # another request created it first: wait for it and take the lock
+            session = Session.objects.select_for_update().get(store=store, external_id=external_id)
     session.store = store
     return session
 

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models, transaction
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from apps.conversations.config import working_state_settings_for
@@ -55,6 +56,7 @@ class WorkingMemoryWrite:
     key: str
     value: object
     ttl_seconds: int | None = None  # None: the store's default; 0: never expires
+    expires_at: datetime | None = None  # an absolute expiry instead (a restored item keeps its own)
 
 
 def check_key(key: str) -> None:
@@ -92,7 +94,8 @@ def _check_value(value, *, key: str, limit: int) -> int:
     return size
 
 
-def _expiry(ttl_seconds: int | None, default_ttl: int, now: datetime) -> datetime | None:
+def expiry_from_ttl(ttl_seconds: int | None, default_ttl: int, now: datetime) -> datetime | None:
+    """When something given `ttl_seconds` (None: `default_ttl`; 0: never) expires."""
     ttl = default_ttl if ttl_seconds is None else ttl_seconds
     if isinstance(ttl, bool) or not isinstance(ttl, int) or not 0 <= ttl <= MAX_TTL_SECONDS:
         raise ApplicationError(
@@ -104,8 +107,9 @@ def _expiry(ttl_seconds: int | None, default_ttl: int, now: datetime) -> datetim
 
 
 def storable_json(value):
-    """The value as the ORM must be given it: a bare None would be SQL NULL, not the JSON null it means."""
-    return models.Value(None, models.JSONField()) if value is None else value
+    """The value as the ORM must be given it: a bare None would be SQL NULL, not the JSON null it means.
+    (A cast literal rather than Value(None, JSONField()), which bulk_update would still write as NULL.)"""
+    return Cast(models.Value("null"), models.JSONField()) if value is None else value
 
 
 def _check_room(session: Session, *, now: datetime, adding: int, limit: int) -> None:
@@ -122,40 +126,46 @@ def _check_room(session: Session, *, now: datetime, adding: int, limit: int) -> 
 
 
 def write_items(session: Session, writes: list[WorkingMemoryWrite], *, now: datetime) -> list[tuple]:
-    """Upsert items of a locked session; returns [(item, created)]. Checks sizes and the item limit first."""
+    """Upsert items of a locked session in two statements; returns [(item, created)] in the order given.
+    Checks keys, sizes and the item limit first: nothing is written if one fails."""
     config = working_state_settings_for(session.store)
     prepared = []
     for write in writes:
         check_key(write.key)
         size = _check_value(write.value, key=write.key, limit=config.max_value_bytes)
-        prepared.append((write, size, _expiry(write.ttl_seconds, config.default_ttl_seconds, now)))
+        expires_at = write.expires_at if write.expires_at is not None else expiry_from_ttl(
+            write.ttl_seconds, config.default_ttl_seconds, now
+        )
+        prepared.append((write, size, expires_at))
     existing = {
         item.key: item
         for item in WorkingMemoryItem.objects.filter(session=session, key__in=[write.key for write in writes])
     }
     new_keys = {write.key for write in writes if write.key not in existing or existing[write.key].is_expired(now)}
     _check_room(session, now=now, adding=len(new_keys), limit=config.max_items)
+    to_create: dict[str, WorkingMemoryItem] = {}
+    to_update: dict[str, WorkingMemoryItem] = {}
     results = []
     for write, size, expires_at in prepared:
-        item = existing.get(write.key)
-        stamp = next_version(session)
+        item = to_create.get(write.key) or existing.get(write.key)
+        created = item is None or write.key in to_create or item.is_expired(now)  # over an expired one: new
         if item is None:
-            item = WorkingMemoryItem.objects.create(
-                session=session, key=write.key, value=storable_json(write.value), size_bytes=size, version=stamp,
-                expires_at=expires_at, created_at=now, updated_at=now,
-            )
-            item.value = write.value
-            existing[write.key] = item
-            results.append((item, True))
-            continue
-        created = item.is_expired(now)  # a write over an expired item starts a new one
-        item.value, item.size_bytes, item.expires_at, item.updated_at = storable_json(write.value), size, expires_at, now
-        item.version = stamp
-        if created:
-            item.created_at = now
-        item.save()
-        item.value = write.value
+            item = to_create[write.key] = WorkingMemoryItem(session=session, key=write.key, created_at=now)
+        elif write.key not in to_create:
+            to_update[write.key] = item
+            if created:
+                item.created_at = now
+        item.value, item.size_bytes, item.expires_at, item.updated_at = write.value, size, expires_at, now
+        item.version = next_version(session)
         results.append((item, created))
+    for item in (*to_create.values(), *to_update.values()):
+        item.value = storable_json(item.value)
+    WorkingMemoryItem.objects.bulk_create(to_create.values())
+    WorkingMemoryItem.objects.bulk_update(
+        to_update.values(), ["value", "size_bytes", "expires_at", "updated_at", "version", "created_at"]
+    )
+    for write, item_and_created in zip(writes, results, strict=True):
+        item_and_created[0].value = write.value
     Session.objects.filter(pk=session.pk).update(working_memory_version=session.working_memory_version)
     return results
 
@@ -195,7 +205,6 @@ def working_memory_delete(*, session: Session, key: str) -> None:
         deleted, _ = live_items(locked, now).filter(key=key).delete()
         if not deleted:
             raise NotFoundError(f"No working-memory key {key!r} in this session.", code="key_not_found")
-        WorkingMemoryItem.objects.filter(session=locked, key=key).delete()  # an expired leftover
 
 
 def working_memory_clear(*, session: Session) -> int:

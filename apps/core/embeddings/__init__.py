@@ -7,6 +7,7 @@ from apps.core.embeddings.base import (
     EmbeddingError,
     get_embedder,
     resolve_embedding_config,
+    vector_literal,
 )
 
 __all__ = [
@@ -16,4 +17,5 @@ __all__ = [
     "EmbeddingError",
     "get_embedder",
     "resolve_embedding_config",
+    "vector_literal",
 ]

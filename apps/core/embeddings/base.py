@@ -91,6 +91,11 @@ _cache: dict[tuple[str, str, int], Embedder] = {}
 _cache_lock = threading.Lock()
 
 
+def vector_literal(vector) -> str:
+    """A vector in pgvector's text form, for raw SQL: '[0.1,0.2,...]'."""
+    return "[" + ",".join(repr(float(value)) for value in vector) + "]"
+
+
 def get_embedder(*, provider: str, model: str, dimension: int) -> Embedder:
     """A process-wide embedder per (provider, model, dimension): models load once per process."""
     key = (provider, model, dimension)

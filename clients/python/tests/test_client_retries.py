@@ -352,3 +352,11 @@ def test_other_conflicts_are_not_retried(server, hub, sleeps):
     with pytest.raises(Conflict):
         hub.working_memory.put("main", "chat-1", "k", 1, if_version=3)
     assert len(server.requests) == 1
+
+
+def test_calls_safe_to_repeat_carry_no_minted_key(server, hub, sleeps):
+    server.script(Reply.error(503), Reply(200, {"results": []}))
+
+    hub.search("main", "tea")
+
+    assert len(server.requests) == 2 and all("idempotency-key" not in r.headers for r in server.requests)

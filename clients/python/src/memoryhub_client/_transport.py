@@ -266,9 +266,13 @@ class BaseTransport:
         self._random: Callable[[], float] = random.random  # replaced in tests to pin the jitter
 
     def prepare(self, call: Call[T]) -> Call[T]:
-        """The call as it will be sent: a write without a key gets one of its own, kept across its retries."""
+        """The call as it will be sent: a write without a key gets one of its own, kept across its retries.
+
+        Not calls marked safe to repeat (reads sent as POST, messages with a run_id, memory add): the server
+        needs no key for those, and a key would make it store their answers.
+        """
         if (self.auto_idempotency_keys and self.max_retries and not call.idempotency_key
-                and call.method in IDEMPOTENCY_KEY_METHODS):
+                and call.retry is not True and call.method in IDEMPOTENCY_KEY_METHODS):
             return dataclasses.replace(call, idempotency_key=uuid.uuid4().hex)
         return call
 

@@ -79,6 +79,7 @@ class Store(Model):
     search_defaults: dict = field(default_factory=dict)
     max_content_length: int | None = None
     extraction_config: dict = field(default_factory=dict)
+    extraction_settings: dict = field(default_factory=dict)
     working_memory_config: dict = field(default_factory=dict)
     working_memory_limits: dict = field(default_factory=dict)
     created_at: datetime | None = None
