@@ -526,7 +526,7 @@ def main(argv=None) -> int:
     from corpus import Corpus
     from load import QCluster, Server
 
-    from apps.conversations.config import working_state_settings_for
+    from apps.memories.store_settings import working_state_settings_for
 
     started = time.perf_counter()
     raw_key, store = prepare(args)

@@ -20,7 +20,7 @@ class Layout:
     state_keys: int  # working-memory keys of a full session (bench/working_state.py STATE_KEYS)
     state_notes: int  # scratchpad entries of a full session (STATE_NOTES)
     keys_per_session: int  # a new-key writer moves to a new session after this many keys (KEYS_PER_SESSION)
-    limits: object  # the store's apps.conversations.config.WorkingStateSettings (working_state_settings_for)
+    limits: object  # the store's apps.memories.store_settings.WorkingStateSettings (working_state_settings_for)
 
 
 def environment(

@@ -145,7 +145,7 @@ SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
 # --- REST API -------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.core.authentication.ApiKeyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.tenancy.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["apps.core.permissions.HasApiKey"],
     "DEFAULT_PARSER_CLASSES": ["apps.core.parsers.DepthSafeJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]

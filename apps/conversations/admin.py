@@ -7,6 +7,8 @@ through the same services as the API.
 import time
 
 from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
 
 from apps.conversations import services
 from apps.conversations.models import (
@@ -19,9 +21,8 @@ from apps.conversations.models import (
     WorkingMemoryItem,
 )
 from apps.core.actors import Actor
-from apps.core.admin import ReadOnlyTenantAdmin
 from apps.core.errors import ApplicationError
-from apps.extraction.models import ExtractionJob
+from apps.tenancy.admin_base import ReadOnlyTenantAdmin
 
 ADMIN_TERMINATE_WAIT_SECONDS = 5.0
 
@@ -98,15 +99,6 @@ class EventInline(ReadOnlyInline):
     verbose_name_plural = "Event log"
 
 
-class JobInline(ReadOnlyInline):
-    model = ExtractionJob
-    fields = ["created_at", "from_seq", "to_seq", "status", "trigger", "attempts", "added", "updated", "deleted",
-              "error"]
-    readonly_fields = fields
-    ordering = ["-created_at"]
-    verbose_name_plural = "Extraction jobs"
-
-
 @admin.register(Session)
 class SessionAdmin(ReadOnlyTenantAdmin):
     tenant_path = "store__tenant"
@@ -115,10 +107,16 @@ class SessionAdmin(ReadOnlyTenantAdmin):
     list_filter = ["status", "store"]
     search_fields = ["external_id", "user_id", "agent_id"]
     list_select_related = ["store"]
-    readonly_fields = [field.name for field in Session._meta.fields]
-    inlines = [TaskStateInline, WorkingMemoryInline, ScratchpadInline, CheckpointInline, EventInline, TranscriptInline,
-               JobInline]
+    readonly_fields = [*(field.name for field in Session._meta.fields), "extraction_jobs"]
+    inlines = [TaskStateInline, WorkingMemoryInline, ScratchpadInline, CheckpointInline, EventInline, TranscriptInline]
     actions = ["terminate_sessions"]
+
+    @admin.display(description="Extraction jobs")
+    def extraction_jobs(self, session):
+        # A link, not an inline: the jobs are the extraction app's, and conversations stands below it.
+        url = reverse("admin:extraction_extractionjob_changelist") + f"?session__id__exact={session.pk}"
+        return format_html('<a href="{}">{} extraction job(s) of this session</a>', url,
+                           session.extraction_jobs.count())
 
     @admin.action(description="Terminate selected sessions (final extraction, episode memory)")
     def terminate_sessions(self, request, queryset):

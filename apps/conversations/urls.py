@@ -9,7 +9,6 @@ urlpatterns = [
     path("stores/<slug:store_name>/context", context.ContextApi.as_view(), name="context"),
     path(SESSION, sessions.SessionDetailApi.as_view(), name="session-detail"),
     path(f"{SESSION}/messages", sessions.MessageIngestApi.as_view(), name="session-messages"),
-    path(f"{SESSION}/flush", sessions.SessionFlushApi.as_view(), name="session-flush"),
     path(f"{SESSION}/working-memory", working_state.WorkingMemoryApi.as_view(), name="working-memory"),
     path(f"{SESSION}/working-memory/<path:key>", working_state.WorkingMemoryKeyApi.as_view(),
          name="working-memory-key"),

@@ -1,22 +1,9 @@
 """Small helpers shared by the API views of every app."""
 
-import hashlib
-
 from rest_framework import serializers
-from rest_framework.response import Response
-from rest_framework.views import APIView
-
-from apps.core.actors import Actor
-from apps.tenancy import services as tenancy_services
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no", ""}
-
-IDEMPOTENCY_HEADER = "Idempotency-Key"
-# PUT and DELETE too: repeated, they end in the same state, but a retry after a lost answer would see a
-# different answer (a compare-and-set PUT: 409; a DELETE: 404) for a write that succeeded.
-IDEMPOTENT_METHODS = ("POST", "PATCH", "PUT", "DELETE")
-MAX_IDEMPOTENCY_KEY_LENGTH = 255
 
 
 def query_bool(request, name: str, default: bool = False) -> bool:
@@ -35,65 +22,3 @@ def validated(serializer_class, data, **kwargs) -> dict:
     serializer = serializer_class(data=data, **kwargs)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
-
-
-class _Replay(Exception):
-    def __init__(self, response: Response):
-        super().__init__("idempotent replay")
-        self.response = response
-
-
-class ApiView(APIView):
-    """Base for API views: declares scopes per method, knows who is acting, and honours
-    `Idempotency-Key` on writes (a retry with the same key and request gets the first response)."""
-
-    required_scopes: dict[str, str] = {}
-    _idempotency_record = None
-
-    @property
-    def actor(self) -> Actor:
-        return Actor.for_api_key(self.request.auth)
-
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)  # authentication and permissions first
-        key = request.headers.get(IDEMPOTENCY_HEADER)
-        if key is None or request.method not in IDEMPOTENT_METHODS or request.auth is None:
-            return
-        if self.required_scopes.get(request.method) == "read":
-            return  # a read sent as POST (search, context): nothing to do twice, nothing worth storing
-        key = key.strip()
-        if not key or len(key) > MAX_IDEMPOTENCY_KEY_LENGTH or not key.isprintable():
-            raise serializers.ValidationError(
-                {IDEMPOTENCY_HEADER: [f"Must be 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} printable characters."]}
-            )
-        digest = hashlib.sha256()
-        for part in (request.method.encode(), request.get_full_path().encode(), request._request.body):
-            digest.update(part + b"\n")
-        claim = tenancy_services.idempotency_claim(api_key=request.auth, key=key, request_hash=digest.hexdigest())
-        if claim.record is None:
-            raise _Replay(Response(claim.replay_body, status=claim.replay_status,
-                                   headers={"Idempotent-Replayed": "true"}))
-        self._idempotency_record = claim.record
-
-    def handle_exception(self, exc):
-        if isinstance(exc, _Replay):
-            return exc.response
-        try:
-            return super().handle_exception(exc)
-        except Exception:
-            self._forget_idempotency_claim()  # a crash: let a retry run the request again
-            raise
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        response = super().finalize_response(request, response, *args, **kwargs)
-        record, self._idempotency_record = self._idempotency_record, None
-        if record is not None:
-            tenancy_services.idempotency_complete(
-                record=record, status_code=response.status_code, body=getattr(response, "data", None)
-            )
-        return response
-
-    def _forget_idempotency_claim(self) -> None:
-        record, self._idempotency_record = self._idempotency_record, None
-        if record is not None:
-            tenancy_services.idempotency_complete(record=record, status_code=500, body=None)

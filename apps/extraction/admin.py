@@ -2,10 +2,10 @@
 
 from django.contrib import admin
 
-from apps.core.admin import ReadOnlyTenantAdmin
 from apps.core.errors import ApplicationError
 from apps.extraction.models import ExtractionJob
 from apps.extraction.services import extraction_job_retry
+from apps.tenancy.admin_base import ReadOnlyTenantAdmin
 
 
 @admin.register(ExtractionJob)

@@ -1,10 +1,12 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from apps.core.api import ApiView, validated
+from apps.conversations.api.sessions import SessionScopedView
+from apps.core.api import validated
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.extraction import selectors, services
-from apps.extraction.serializers import JobListQuery, JobOutput
+from apps.extraction.serializers import FlushOutput, FlushQuery, JobListQuery, JobOutput
+from apps.tenancy.api_base import ApiView
 
 
 class JobListApi(ApiView):
@@ -43,3 +45,25 @@ class JobRetryApi(ApiView):
     def post(self, request, job_id):
         job = services.extraction_job_retry(job=selectors.job_get(api_key=request.auth, job_id=job_id))
         return Response(JobOutput(selectors.job_get(api_key=request.auth, job_id=job.pk)).data)
+
+
+class SessionFlushApi(SessionScopedView):
+    required_scopes = {"POST": "write"}
+
+    @extend_schema(
+        parameters=[FlushQuery],
+        request=None,
+        responses=FlushOutput,
+        summary="Extract everything not yet extracted and wait for it",
+    )
+    def post(self, request, store_name, session_id):
+        session = self.get_session()
+        wait = validated(FlushQuery, request.query_params)["wait"]
+        jobs, complete = services.extraction_flush_and_wait(session=session, wait_seconds=wait)
+        body = {
+            "complete": complete,
+            "session": session,
+            "jobs": jobs,
+            "changes": selectors.job_changes(session=session, job_ids=[job.pk for job in jobs]),
+        }
+        return Response(FlushOutput(body).data)

@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
-from apps.core.fields import CleanCharField, iso_datetime
+from apps.conversations.serializers.sessions import SessionOutput
+from apps.core.fields import CleanCharField, FiniteFloatField, iso_datetime
 from apps.extraction.models import ExtractionJob
 
 
@@ -52,3 +53,15 @@ class JobListQuery(serializers.Serializer):
     store = serializers.SlugField(required=False)
     session_id = CleanCharField(max_length=255, required=False)
     status = serializers.ChoiceField(choices=ExtractionJob.Status.choices, required=False)
+
+
+class FlushQuery(serializers.Serializer):
+    wait = FiniteFloatField(required=False, default=10.0, min_value=0, max_value=60,
+                            help_text="Seconds to wait for the extraction (default 10, at most 60).")
+
+
+class FlushOutput(serializers.Serializer):
+    complete = serializers.BooleanField(help_text="Every message of the session has been extracted.")
+    session = SessionOutput()
+    jobs = JobOutput(many=True)
+    changes = MemoryChangeOutput(many=True)

@@ -12,14 +12,14 @@ from django.utils import timezone
 
 from apps.conversations.models import Message, Session
 from apps.core.actors import Actor
-from apps.core.errors import ConflictError
-from apps.extraction.config import extraction_settings_for
+from apps.core.errors import ConflictError, NotFoundError
 from apps.extraction.consolidation import consolidate
 from apps.extraction.extractors import get_extractor
 from apps.extraction.extractors.base import ConversationMessage
 from apps.extraction.models import ExtractionJob
 from apps.extraction.selectors import related_memories
 from apps.memories.models import MemoryStore
+from apps.memories.store_settings import extraction_settings_for
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +84,14 @@ def extraction_flush_and_wait(
     *, session: Session, wait_seconds: float, trigger: str = ExtractionJob.Trigger.FLUSH
 ) -> tuple[list[ExtractionJob], bool]:
     """Extract everything not yet extracted, waiting up to `wait_seconds`; returns (jobs, complete)."""
+    try:
+        return _flush_and_wait(session=session, wait_seconds=wait_seconds, trigger=trigger)
+    except (Session.DoesNotExist, ExtractionJob.DoesNotExist):
+        raise NotFoundError(f"Session {session.external_id!r} was deleted meanwhile.",
+                            code="session_not_found") from None
+
+
+def _flush_and_wait(*, session: Session, wait_seconds: float, trigger: str) -> tuple[list[ExtractionJob], bool]:
     deadline = time.monotonic() + wait_seconds
     jobs: dict = {}
     while True:
@@ -102,6 +110,21 @@ def extraction_flush_and_wait(
     session.refresh_from_db()
     complete = session.extracted_seq >= session.last_seq
     return list(jobs.values()), complete
+
+
+# The two entry points the conversations app calls (tests/test_layers.py names them): it stands below
+# extraction, but new messages and a session's end must reach extraction while the session is locked.
+
+
+def extraction_after_ingest(*, session: Session) -> ExtractionJob | None:
+    """Schedule extraction of messages just stored, if the store's turn trigger is due (session locked)."""
+    return extraction_job_schedule(session=session, trigger=ExtractionJob.Trigger.TURNS)
+
+
+def extraction_at_session_end(*, session: Session, wait_seconds: float) -> tuple[list[ExtractionJob], bool]:
+    """The final extraction of a terminating session, waited for up to `wait_seconds`."""
+    return extraction_flush_and_wait(session=session, wait_seconds=wait_seconds,
+                                     trigger=ExtractionJob.Trigger.SESSION_END)
 
 
 # --- Running ----------------------------------------------------------------------------------------

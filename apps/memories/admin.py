@@ -14,7 +14,7 @@ from django.utils.text import Truncator
 from rest_framework import serializers
 
 from apps.core.actors import Actor
-from apps.core.admin import ReadOnlyTenantAdmin, ServiceModelForm, TenantScopedAdmin
+from apps.core.admin import ServiceModelForm
 from apps.core.embeddings import SUPPORTED_DIMENSIONS
 from apps.core.errors import ApplicationError
 from apps.core.fields import MetadataField
@@ -30,6 +30,7 @@ from apps.memories.services import (
     store_create,
     store_update,
 )
+from apps.tenancy.admin_base import ReadOnlyTenantAdmin, TenantScopedAdmin
 from apps.tenancy.selectors import tenants_for_user
 
 

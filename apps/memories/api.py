@@ -3,7 +3,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from apps.core.api import ApiView, query_bool, validated
+from apps.core.api import query_bool, validated
 from apps.core.errors import ApplicationError, PayloadTooLargeError
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.memories import selectors, services
@@ -23,6 +23,7 @@ from apps.memories.serializers import (
     StoreUpdateInput,
     UserEraseOutput,
 )
+from apps.tenancy.api_base import ApiView
 
 READ, WRITE, ADMIN = "read", "write", "admin"
 

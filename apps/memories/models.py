@@ -39,9 +39,9 @@ class MemoryStore(BaseModel):
     review_policy = models.CharField(max_length=10, choices=ReviewPolicy.choices, default=ReviewPolicy.AUTO)
     search_defaults = models.JSONField(default=dict, blank=True)
     max_content_length = models.PositiveIntegerField(default=8192)
-    # The store's overrides, validated by apps.extraction.config; missing keys take the defaults there.
+    # The store's overrides, validated by apps.memories.store_settings; missing keys take the defaults there.
     extraction_config = models.JSONField(default=dict, blank=True)
-    # Overrides of the working-state limits, validated by apps.conversations.config.
+    # Overrides of the working-state limits, validated by apps.memories.store_settings.
     working_memory_config = models.JSONField(default=dict, blank=True)
 
     objects = MemoryStoreQuerySet.as_manager()

@@ -1,11 +1,10 @@
 from django.conf import settings
 from rest_framework import serializers
 
-from apps.conversations.config import working_state_settings_for
 from apps.core.embeddings import PROVIDERS, SUPPORTED_DIMENSIONS
 from apps.core.fields import CleanCharField, FiniteFloatField, MetadataField, StrictIntegerField, iso_datetime
-from apps.extraction.config import extraction_settings_for
 from apps.memories.models import Memory, MemoryStore
+from apps.memories.store_settings import extraction_settings_for, working_state_settings_for
 
 # --- Stores -----------------------------------------------------------------------------------------
 

@@ -33,7 +33,8 @@ from django.contrib.postgres.forms import SimpleArrayField
 from django.template.response import TemplateResponse
 from django.utils.cache import add_never_cache_headers
 
-from apps.core.admin import ServiceModelForm, SuperuserManagedAdmin, TenantScopedAdmin
+from apps.core.admin import ServiceModelForm
+from apps.tenancy.admin_base import SuperuserManagedAdmin, TenantScopedAdmin
 from apps.tenancy.models import ApiKey, Membership, Tenant
 from apps.tenancy.services import (
     api_key_issue,

@@ -2,7 +2,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from apps.core.api import ApiView
+from apps.tenancy.api_base import ApiView
 
 
 class ApiKeyOutput(serializers.Serializer):

@@ -68,3 +68,19 @@ def test_reviewers_and_other_tenants_cannot_restore_or_terminate(client, tenant_
     client.force_login(tenant_b.admin)
     assert client.get(f"/admin/conversations/session/{paused_session.pk}/change/").status_code == 302
     assert client.get(f"/admin/conversations/checkpoint/{checkpoint.pk}/change/").status_code == 302
+
+
+def test_session_page_links_to_exactly_its_extraction_jobs(client, tenant_a):
+    api = tenant_a.client("admin")
+    for session_id in ("s-1", "s-2"):
+        api.post(f"/api/v1/stores/main/sessions/{session_id}/messages",
+                 {"user_id": "alice", "messages": [{"role": "user", "content": "I live in Lisbon"}]}, format="json")
+    session = Session.objects.get(external_id="s-1")
+    client.force_login(tenant_a.reviewer)
+    page = client.get(f"/admin/conversations/session/{session.pk}/change/").content.decode()
+    link = f"/admin/extraction/extractionjob/?session__id__exact={session.pk}"
+    assert f'href="{link}">1 extraction job(s) of this session' in page
+    jobs_page = client.get(link)
+    assert jobs_page.status_code == 200
+    assert jobs_page.context["cl"].result_count == 1
+    assert {job.session_id for job in jobs_page.context["cl"].result_list} == {session.pk}

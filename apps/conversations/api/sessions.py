@@ -6,8 +6,6 @@ from rest_framework.response import Response
 
 from apps.conversations import selectors, services
 from apps.conversations.serializers.sessions import (
-    FlushOutput,
-    FlushQuery,
     IngestInput,
     IngestOutput,
     MessageOutput,
@@ -17,8 +15,6 @@ from apps.conversations.serializers.sessions import (
 from apps.core.api import validated
 from apps.core.errors import PayloadTooLargeError
 from apps.core.pagination import NewestFirstCursorPagination, ordered_by
-from apps.extraction import services as extraction_services
-from apps.extraction.selectors import job_changes
 from apps.memories.api import READ, WRITE, StoreScopedView
 
 SeqOrder = ordered_by("seq")
@@ -106,25 +102,3 @@ class SessionDetailApi(SessionScopedView):
     def delete(self, request, store_name, session_id):
         counts = services.session_delete(session=self.get_session())
         return Response({"deleted": True, "session_id": session_id, **counts})
-
-
-class SessionFlushApi(SessionScopedView):
-    required_scopes = {"POST": WRITE}
-
-    @extend_schema(
-        parameters=[FlushQuery],
-        request=None,
-        responses=FlushOutput,
-        summary="Extract everything not yet extracted and wait for it",
-    )
-    def post(self, request, store_name, session_id):
-        session = self.get_session()
-        wait = validated(FlushQuery, request.query_params)["wait"]
-        jobs, complete = extraction_services.extraction_flush_and_wait(session=session, wait_seconds=wait)
-        body = {
-            "complete": complete,
-            "session": session,
-            "jobs": jobs,
-            "changes": job_changes(session=session, job_ids=[job.pk for job in jobs]),
-        }
-        return Response(FlushOutput(body).data)

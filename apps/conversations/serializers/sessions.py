@@ -1,8 +1,7 @@
 from rest_framework import serializers
 
 from apps.conversations.models import Message, Session
-from apps.core.fields import CleanCharField, FiniteFloatField, MetadataField, StorableJSONField, StrictIntegerField
-from apps.extraction.serializers import JobOutput, MemoryChangeOutput
+from apps.core.fields import CleanCharField, MetadataField, StorableJSONField, StrictIntegerField
 
 
 class MessageInput(serializers.Serializer):
@@ -19,11 +18,6 @@ class IngestInput(serializers.Serializer):
     run_id = CleanCharField(max_length=255, required=False, allow_blank=True, default="")
     metadata = MetadataField(required=False, default=dict)
     messages = MessageInput(many=True, allow_empty=False)
-
-
-class FlushQuery(serializers.Serializer):
-    wait = FiniteFloatField(required=False, default=10.0, min_value=0, max_value=60,
-                            help_text="Seconds to wait for the extraction (default 10, at most 60).")
 
 
 class SessionListQuery(serializers.Serializer):
@@ -64,10 +58,3 @@ class IngestOutput(serializers.Serializer):
     duplicates = serializers.IntegerField()
     session = SessionOutput()
     extraction_job = serializers.UUIDField(allow_null=True)
-
-
-class FlushOutput(serializers.Serializer):
-    complete = serializers.BooleanField(help_text="Every message of the session has been extracted.")
-    session = SessionOutput()
-    jobs = JobOutput(many=True)
-    changes = MemoryChangeOutput(many=True)

@@ -9,7 +9,6 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from apps.conversations.config import working_state_settings_for
 from apps.conversations.models import Checkpoint, ScratchpadEntry, Session, SessionEvent, TaskState
 from apps.conversations.services.events import elapsed_ms, record_event
 from apps.conversations.services.working_state import (
@@ -25,6 +24,7 @@ from apps.conversations.services.working_state import (
 from apps.core.actors import Actor
 from apps.core.errors import ConflictError, NotFoundError
 from apps.core.fields import iso_datetime
+from apps.memories.store_settings import working_state_settings_for
 
 
 def _task_snapshot(task: TaskState | None) -> dict | None:

@@ -26,10 +26,9 @@ from apps.conversations.services.working_state import (
 from apps.core.actors import Actor
 from apps.core.errors import ApplicationError, ConflictError, NotFoundError
 from apps.extraction import services as extraction_services
-from apps.extraction.config import extraction_settings_for
-from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.services import MemoryInput, memory_create
+from apps.memories.store_settings import extraction_settings_for
 
 Event = SessionEvent.Event
 Status = Session.Status
@@ -297,13 +296,7 @@ def session_terminate(*, session: Session, actor: Actor, options: TerminateOptio
     extraction_report = {"ran": False, "complete": not locked.has_unextracted_messages, "jobs": []}
     if extraction.enabled and extraction.on_session_end:
         wait = settings.TERMINATE_EXTRACTION_WAIT_SECONDS if options.wait_seconds is None else options.wait_seconds
-        try:
-            jobs, complete = extraction_services.extraction_flush_and_wait(
-                session=locked, wait_seconds=wait, trigger=ExtractionJob.Trigger.SESSION_END
-            )
-        except (Session.DoesNotExist, ExtractionJob.DoesNotExist):
-            raise NotFoundError(f"Session {locked.external_id!r} was deleted while terminating.",
-                                code="session_not_found") from None
+        jobs, complete = extraction_services.extraction_at_session_end(session=locked, wait_seconds=wait)
         extraction_report = {
             "ran": bool(jobs),
             "complete": complete,

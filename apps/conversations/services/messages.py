@@ -130,9 +130,7 @@ def messages_ingest(
                     "last_seq", "message_count", "unscheduled_user_turns", "last_activity_at", "agent_id", "updated_at"
                 ]
             )
-        job = extraction_services.extraction_job_schedule(
-            session=session, trigger=extraction_services.ExtractionJob.Trigger.TURNS
-        ) if new_rows else None
+        job = extraction_services.extraction_after_ingest(session=session) if new_rows else None
     return IngestResult(session=session, accepted=len(new_rows), duplicates=duplicates, extraction_job=job)
 
 

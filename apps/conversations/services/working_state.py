@@ -14,10 +14,10 @@ from django.db import models, transaction
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from apps.conversations.config import working_state_settings_for
 from apps.conversations.models import ScratchpadEntry, Session, TaskState, WorkingMemoryItem
 from apps.core.errors import ApplicationError, ConflictError, NotFoundError, PayloadTooLargeError
 from apps.core.fields import find_unstorable_text
+from apps.memories.store_settings import working_state_settings_for
 
 MAX_KEY_LENGTH = 256
 MAX_TTL_SECONDS = 365 * 24 * 3600

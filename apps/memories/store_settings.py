@@ -1,0 +1,130 @@
+"""A store's settings: what it overrides (MemoryStore.extraction_config, .working_memory_config) over
+the server defaults, checked against one table of limits.
+
+Only the keys a store sets are stored, so changing a server default changes every store that did not
+choose otherwise. The apps that act on the settings (extraction, working state) read the effective
+values through `extraction_settings_for` and `working_state_settings_for`.
+"""
+
+from dataclasses import asdict, dataclass
+
+from django.conf import settings
+
+from apps.core.errors import ApplicationError
+from apps.memories.search import SEARCH_MODES
+
+EXTRACTORS = ("rules", "llm")
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One setting: its type, its range or choices, and its default (a value, or a Django setting's name)."""
+
+    kind: type  # bool, int, float or str
+    default: object = None
+    setting: str = ""  # the Django setting holding the server-wide default, when there is one
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def server_default(self):
+        return getattr(settings, self.setting) if self.setting else self.default
+
+    def problem(self, value) -> str | None:
+        """Why `value` is not acceptable, or None."""
+        if self.kind is bool:
+            return None if isinstance(value, bool) else "must be true or false"
+        if self.choices:
+            return None if value in self.choices else f"must be one of {', '.join(self.choices)}"
+        numeric = (int, float) if self.kind is float else (int,)
+        kind_name = "a number" if self.kind is float else "an integer"
+        if isinstance(value, bool) or not isinstance(value, numeric) or not self.low <= value <= self.high:
+            return f"must be {kind_name} from {self.low:g} to {self.high:g}"
+        return None
+
+
+DAY = 24 * 3600
+
+LIMITS: dict[str, dict[str, Limit]] = {
+    "extraction_config": {
+        "enabled": Limit(bool, default=True),
+        "extractor": Limit(str, default="rules", choices=EXTRACTORS),
+        "every_n_turns": Limit(int, default=1, low=1, high=1000),  # extract after this many new user turns
+        "idle_seconds": Limit(int, default=300, low=0, high=7 * DAY),  # extract a quiet session (0 = never)
+        "on_session_end": Limit(bool, default=True),
+    },
+    "working_memory_config": {
+        # 0: items without a ttl never expire
+        "default_ttl_seconds": Limit(int, setting="WORKING_MEMORY_DEFAULT_TTL_SECONDS", low=0, high=365 * DAY),
+        "max_items": Limit(int, setting="WORKING_MEMORY_MAX_ITEMS", low=1, high=100_000),
+        "max_value_bytes": Limit(int, setting="WORKING_MEMORY_MAX_VALUE_BYTES", low=16, high=4 * 1024 * 1024),
+        "scratchpad_max_entries": Limit(int, setting="SCRATCHPAD_MAX_ENTRIES", low=1, high=100_000),
+        # 0: checkpoints are kept until deleted
+        "checkpoint_ttl_seconds": Limit(int, setting="CHECKPOINT_TTL_SECONDS", low=0, high=365 * DAY),
+        "max_checkpoints": Limit(int, setting="CHECKPOINT_MAX_PER_SESSION", low=1, high=10_000),
+    },
+    "search_defaults": {
+        "mode": Limit(str, default="hybrid", choices=SEARCH_MODES),
+        "limit": Limit(int, default=10, low=1, high=100),
+        "min_score": Limit(float, default=0.0, low=-1, high=1),
+    },
+}
+
+
+def _invalid(group: str, name: str, message: str) -> ApplicationError:
+    where = f"{group}.{name}" if name else group
+    return ApplicationError(f"{where}: {message}", code="validation_error", details={group: {name: [message]}})
+
+
+def store_settings_validate(group: str, raw: dict | None) -> dict:
+    """Check a store's overrides for one group of settings; returns them as given or raises a 400-worthy error."""
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise _invalid(group, "", "must be a JSON object")
+    limits = LIMITS[group]
+    for name, value in raw.items():
+        if name not in limits:
+            raise _invalid(group, name, f"unknown setting; allowed: {', '.join(sorted(limits))}")
+        problem = limits[name].problem(value)
+        if problem:
+            raise _invalid(group, name, problem)
+    return dict(raw)
+
+
+def effective_settings(group: str, overrides: dict | None) -> dict:
+    """The store's overrides over the server defaults, every setting of the group."""
+    overrides = overrides or {}
+    return {name: overrides.get(name, limit.server_default()) for name, limit in LIMITS[group].items()}
+
+
+@dataclass(frozen=True)
+class ExtractionSettings:
+    enabled: bool
+    extractor: str
+    every_n_turns: int
+    idle_seconds: int
+    on_session_end: bool
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class WorkingStateSettings:
+    default_ttl_seconds: int
+    max_items: int
+    max_value_bytes: int
+    scratchpad_max_entries: int
+    checkpoint_ttl_seconds: int
+    max_checkpoints: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def extraction_settings_for(store) -> ExtractionSettings:
+    return ExtractionSettings(**effective_settings("extraction_config", store.extraction_config))
+
+
+def working_state_settings_for(store) -> WorkingStateSettings:
+    return WorkingStateSettings(**effective_settings("working_memory_config", store.working_memory_config))
