@@ -19,7 +19,7 @@ from apps.extraction.extractors.base import ConversationMessage
 from apps.extraction.models import ExtractionJob
 from apps.extraction.selectors import related_memories
 from apps.memories.models import MemoryStore
-from apps.memories.store_settings import extraction_settings_for
+from apps.memories.store_settings import extraction_settings_for, extractor_problem
 
 logger = logging.getLogger(__name__)
 
@@ -171,6 +171,9 @@ def extraction_job_run(*, job_id) -> JobOutcome:
         return JobOutcome(job=None, claimed=False)
     started = time.monotonic()
     try:
+        problem = extractor_problem(job.extractor)
+        if problem:
+            raise ExtractorNotReady(f"The {job.extractor} extractor cannot run: {problem}.")
         session = job.session
         session.store = job.store
         base_seq = session.extracted_seq
@@ -215,21 +218,29 @@ def extraction_job_run(*, job_id) -> JobOutcome:
             # Messages that arrived while this job ran: their trigger may be due now.
             extraction_job_schedule(session=locked, trigger=ExtractionJob.Trigger.TURNS)
         return JobOutcome(job=job, claimed=True)
+    except ExtractorNotReady as exc:
+        # A configuration problem, not a passing failure: retrying cannot help, and a traceback says less.
+        logger.warning("Extraction job %s failed: %s", job.pk, exc)
+        return JobOutcome(job=_record_failure(job=job, error=exc, started=started, retry=False), claimed=True)
     except Exception as exc:  # noqa: BLE001 - every failure is recorded on the job and retried
         logger.warning("Extraction job %s failed (attempt %s): %s", job.pk, job.attempts, exc, exc_info=True)
         return JobOutcome(job=_record_failure(job=job, error=exc, started=started), claimed=True)
 
 
+class ExtractorNotReady(Exception):
+    """The store's extractor is not configured on this server (e.g. llm without a model)."""
+
+
 _FAILURE_FIELDS = ["error", "lease_expires_at", "duration_ms", "status", "run_after", "finished_at", "updated_at"]
 
 
-def _record_failure(*, job: ExtractionJob, error: Exception, started: float) -> ExtractionJob:
+def _record_failure(*, job: ExtractionJob, error: Exception, started: float, retry: bool = True) -> ExtractionJob:
     now = timezone.now()
     job.error = f"{error.__class__.__name__}: {error}"[:4000]
     job.lease_expires_at = None
     job.duration_ms = int((time.monotonic() - started) * 1000)
     job.updated_at = now
-    retry = job.attempts < job.max_attempts
+    retry = retry and job.attempts < job.max_attempts
     if retry:
         delay = settings.EXTRACTION_RETRY_BACKOFF_SECONDS * (2 ** (job.attempts - 1))
         job.status = ExtractionJob.Status.QUEUED

@@ -4,7 +4,7 @@ from rest_framework import serializers
 from apps.core.embeddings import PROVIDERS, SUPPORTED_DIMENSIONS
 from apps.core.fields import CleanCharField, FiniteFloatField, MetadataField, StrictIntegerField, iso_datetime
 from apps.memories.models import Memory, MemoryStore
-from apps.memories.store_settings import extraction_settings_for, working_state_settings_for
+from apps.memories.store_settings import extraction_settings_for, extractor_problem, working_state_settings_for
 
 # --- Stores -----------------------------------------------------------------------------------------
 
@@ -42,6 +42,10 @@ class StoreOutput(serializers.ModelSerializer):
     extraction_settings = serializers.SerializerMethodField(
         help_text="Extraction settings in effect: extraction_config (the store's overrides) over the defaults."
     )
+    extractor_status = serializers.SerializerMethodField(
+        help_text="Whether the store's extractor can run on this server: {ready, problem}; problem says what to "
+                  "configure when it cannot."
+    )
     working_memory_limits = serializers.SerializerMethodField(
         help_text="Working-state limits in effect: working_memory_config (the store's overrides) over the "
                   "server defaults."
@@ -61,6 +65,7 @@ class StoreOutput(serializers.ModelSerializer):
             "max_content_length",
             "extraction_config",
             "extraction_settings",
+            "extractor_status",
             "working_memory_config",
             "working_memory_limits",
             "created_at",
@@ -69,6 +74,10 @@ class StoreOutput(serializers.ModelSerializer):
 
     def get_extraction_settings(self, store) -> dict:
         return extraction_settings_for(store).as_dict()
+
+    def get_extractor_status(self, store) -> dict:
+        problem = extractor_problem(extraction_settings_for(store).extractor)
+        return {"ready": problem is None, "problem": problem}
 
     def get_working_memory_limits(self, store) -> dict:
         return working_state_settings_for(store).as_dict()

@@ -76,8 +76,12 @@ def _invalid(group: str, name: str, message: str) -> ApplicationError:
     return ApplicationError(f"{where}: {message}", code="validation_error", details={group: {name: [message]}})
 
 
-def store_settings_validate(group: str, raw: dict | None) -> dict:
-    """Check a store's overrides for one group of settings; returns them as given or raises a 400-worthy error."""
+def store_settings_validate(group: str, raw: dict | None, *, chosen: set[str] | None = None) -> dict:
+    """Check a store's overrides for one group of settings; returns them as given or raises a 400-worthy error.
+
+    `chosen` names the settings the caller is setting now (default: all of `raw`): an extractor must be
+    ready to be chosen, but a store that chose one earlier keeps it if the server's configuration changed.
+    """
     raw = raw or {}
     if not isinstance(raw, dict):
         raise _invalid(group, "", "must be a JSON object")
@@ -88,7 +92,20 @@ def store_settings_validate(group: str, raw: dict | None) -> dict:
         problem = limits[name].problem(value)
         if problem:
             raise _invalid(group, name, problem)
+    if group == "extraction_config" and "extractor" in raw and "extractor" in (raw.keys() if chosen is None else chosen):
+        problem = extractor_problem(raw["extractor"])
+        if problem:
+            raise _invalid(group, "extractor", problem)
     return dict(raw)
+
+
+def extractor_problem(extractor: str) -> str | None:
+    """Why `extractor` cannot run on this server, or None when it can."""
+    if extractor == "llm" and not (settings.LLM_API_KEY or settings.LLM_BASE_URL):
+        return ("the llm extractor needs a model and none is configured: set LLM_API_KEY (with LLM_PROVIDER "
+                "and LLM_MODEL as needed), or LLM_BASE_URL for an OpenAI-compatible server that needs no key, "
+                "and restart memoryhub")
+    return None
 
 
 def effective_settings(group: str, overrides: dict | None) -> dict:

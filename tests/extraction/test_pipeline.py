@@ -122,11 +122,14 @@ def test_job_endpoints(tenant_a, tenant_b):
     assert conflict.status_code == 409 and conflict.json()["error"]["code"] == "job_not_failed"
 
 
-def test_store_extraction_config_is_validated(tenant_a):
+def test_store_extraction_config_is_validated(tenant_a, settings):
+    settings.LLM_API_KEY = "sk-configured"
     client = tenant_a.client("admin")
-    for bad in ({"extractor": "magic"}, {"every_n_turns": 0}, {"idle_seconds": -5}, {"enabled": "yes"}, {"bogus": 1}):
+    for bad in ({"extractor": "magic"}, {"every_n_turns": 0}, {"idle_seconds": -5}, {"enabled": "yes"}, {"bogus": 1},
+                ["extractor"]):
         response = client.patch("/api/v1/stores/main", {"extraction_config": bad}, format="json")
         assert response.status_code == 400, (bad, response.content)
+        assert "extraction_config" in response.json()["error"]["message"], response.content
     ok = client.patch("/api/v1/stores/main", {"extraction_config": {"extractor": "llm", "idle_seconds": 60}},
                       format="json")
     assert ok.status_code == 200
@@ -222,3 +225,58 @@ def test_a_job_embeds_each_new_fact_once(tenant_a, monkeypatch):
     contents = list(Memory.objects.values_list("content", flat=True))
     assert len(contents) >= 2
     assert sorted(embedded) == sorted(contents)  # the near-duplicate check's vectors are the ones stored
+
+
+# --- An extractor the server cannot run -----------------------------------------------------------------
+
+
+def _store(client):
+    return client.get("/api/v1/stores/main").json()
+
+
+def test_choosing_llm_without_a_configured_model_is_refused_with_what_to_set(tenant_a, settings):
+    settings.LLM_API_KEY = settings.LLM_BASE_URL = ""
+    client = tenant_a.client("admin")
+    refused = client.patch("/api/v1/stores/main", {"extraction_config": {"extractor": "llm"}}, format="json")
+    assert refused.status_code == 400
+    error = refused.json()["error"]
+    assert error["code"] == "validation_error" and "LLM_API_KEY" in error["message"]
+    assert "LLM_API_KEY" in error["details"]["extraction_config"]["extractor"][0]
+    assert _store(client)["extraction_settings"]["extractor"] == "rules"
+    assert _store(client)["extractor_status"] == {"ready": True, "problem": None}
+
+    created = client.post("/api/v1/stores", {"name": "llm-store", "embedding_provider": "hash",
+                                              "extraction_config": {"extractor": "llm"}}, format="json")
+    assert created.status_code == 400 and "LLM_API_KEY" in created.json()["error"]["message"]
+    assert client.get("/api/v1/stores/llm-store").status_code == 404
+
+
+@pytest.mark.parametrize("configured", [{"LLM_API_KEY": "sk-live"}, {"LLM_BASE_URL": "http://127.0.0.1:9/v1"}])
+def test_llm_is_accepted_once_a_model_is_configured(tenant_a, settings, configured):
+    settings.LLM_API_KEY = settings.LLM_BASE_URL = ""
+    for name, value in configured.items():
+        setattr(settings, name, value)
+    client = tenant_a.client("admin")
+    ok = client.patch("/api/v1/stores/main", {"extraction_config": {"extractor": "llm"}}, format="json")
+    assert ok.status_code == 200, ok.content
+    assert ok.json()["extractor_status"] == {"ready": True, "problem": None}
+
+
+def test_a_store_whose_model_went_away_shows_it_and_its_jobs_fail_at_once(tenant_a, settings):
+    settings.LLM_API_KEY = "sk-live"
+    client = tenant_a.client("admin")
+    assert client.patch("/api/v1/stores/main", {"extraction_config": {"extractor": "llm"}},
+                        format="json").status_code == 200
+    settings.LLM_API_KEY = ""  # the server restarted without it
+
+    status = _store(client)["extractor_status"]
+    assert status["ready"] is False and "LLM_API_KEY" in status["problem"]
+    # Other settings of the store can still change; the extractor it chose is kept.
+    kept = client.patch("/api/v1/stores/main", {"extraction_config": {"every_n_turns": 2}}, format="json")
+    assert kept.status_code == 200 and kept.json()["extraction_settings"]["extractor"] == "llm"
+
+    _say(tenant_a.client("write"), "My name is Alice", "I live in Lisbon")
+    job = ExtractionJob.objects.get()
+    assert (job.status, job.attempts, job.run_after) == ("failed", 1, None)  # no retries: they cannot help
+    assert "LLM_API_KEY" in job.error
+    assert not Memory.objects.exists()

@@ -21,6 +21,7 @@ from apps.extraction import services
 from apps.extraction.extractors import get_extractor
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision
+from apps.memories.services import store_update
 from tests.fakes.llm_server import FakeLLMServer, Reply
 from tests.processes import QCluster, wait_for
 
@@ -206,12 +207,13 @@ def test_flush_waits_for_the_worker_and_reports_the_changes(tenant_a, qcluster):
 
 
 @pytest.mark.slow
-def test_a_job_of_a_killed_worker_is_taken_over_after_its_lease_expires(tenant_a, qcluster):
+def test_a_job_of_a_killed_worker_is_taken_over_after_its_lease_expires(tenant_a, qcluster, settings):
     # Only re-delivery may recover the job here: the periodic sweep is the fallback, not under test.
     Schedule.objects.filter(name="extraction-sweep").delete()
-    tenant_a.client("admin").patch("/api/v1/stores/main", {"extraction_config": {"extractor": "llm"}}, format="json")
     client = tenant_a.client("write")
     with FakeLLMServer(default=Reply.memories()) as server:
+        settings.LLM_BASE_URL = server.openai_base_url  # the store may choose llm only once a model is set
+        store_update(store=tenant_a.store, changes={"extraction_config": {"extractor": "llm"}})
         # The first call hangs past the kill; the re-run gets the facts; later jobs find nothing new.
         server.script(Reply.slow(30), Reply.memories(EMPLOYER_FACT, PREFERENCE_FACT))
         qcluster.start(**_llm_env(server))

@@ -72,10 +72,15 @@ def store_update(*, store: MemoryStore, changes: dict) -> MemoryStore:
         )
     for name in ("extraction_config", "working_memory_config"):
         if name in changes:
+            change = changes[name] or {}
+            if not isinstance(change, dict):
+                store_settings_validate(name, change)  # raises: must be a JSON object
             # Overrides over server defaults: a change names only some keys; null returns one to its default.
-            merged = {**getattr(store, name), **(changes[name] or {})}
-            changes[name] = store_settings_validate(name, {key: value for key, value in merged.items()
-                                                           if value is not None})
+            merged = {**getattr(store, name), **change}
+            changes[name] = store_settings_validate(
+                name, {key: value for key, value in merged.items() if value is not None},
+                chosen={key for key, value in change.items() if value is not None},
+            )
     if "search_defaults" in changes:  # replaced whole, as given
         changes["search_defaults"] = store_settings_validate("search_defaults", changes["search_defaults"])
     updated = [name for name in _MUTABLE_STORE_FIELDS if name in changes]
