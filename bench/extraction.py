@@ -1,6 +1,6 @@
 """Extraction benchmark of memoryhub over real HTTP with a real worker; writes its section of docs/performance.md.
 
-    .venv/bin/python bench/extraction.py [--ingest-duration 10] [--lag-samples 100] [--backlog-sessions 500]
+    .venv/bin/python bench/extraction.py [--ingest-duration 10] [--lag-samples 100] [--backlog-sessions 500] [--smoke]
 
 Starts uvicorn (--web-workers, default 2) and one django-q2 worker (`manage.py qcluster` with Q_WORKERS=1)
 against its own database (memoryhub_bench), and measures: message ingest latency (POST .../messages), the
@@ -13,10 +13,10 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from conversations import AGENT_ID, SessionStream, messages_path, post_batch
-from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, production_env, run_main
+import report
+from conversations import AGENT_ID, SessionStream, SupportConversations, messages_path, post_batch
+from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, parse_args, production_env, run_main
 from harness import start as harness_start
 from jobs import (
     delete_store,
@@ -28,6 +28,7 @@ from jobs import (
     wait_for_jobs,
     wipe_conversations,
 )
+from load import percentile
 
 KEY_NAME = "bench/extraction.py"
 STORE_PREFIX = "bench-extraction-"
@@ -35,9 +36,16 @@ INGEST_STORE = "bench-extraction-ingest"
 LAG_STORE = "bench-extraction-lag"
 BACKLOG_STORE = "bench-extraction-backlog"
 DIMENSION = 384
+# The service's extraction targets.
+TARGET_INGEST_P95_MS = 30.0
+TARGET_LAG_P95_S = 1.5
+TARGET_TURNS_PER_SECOND = 200.0
+SMOKE = dict(web_workers=1, ingest_concurrency="1", ingest_duration=0.5, ingest_warmup=0.1, batches_per_session=2,
+             ingest_users=5, lag_samples=3, lag_loaded_samples=2, lag_load_rate=20.0, lag_users=2,
+             backlog_sessions=5, backlog_users=2, backlog_concurrency=2)
 
 
-def parse_args(argv=None) -> argparse.Namespace:
+def options(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--web-workers", type=int, default=2, help="uvicorn worker processes (default 2)")
     parser.add_argument("--ingest-concurrency", default="1,4", help="ingest concurrencies (default 1,4)")
@@ -60,8 +68,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--backlog-concurrency", type=int, default=4, help="concurrency of the backlog ingest")
     parser.add_argument("--drain-timeout", type=float, default=900.0, help="longest wait for the worker to finish")
     parser.add_argument("--seed", type=int, default=1234, help="random seed of the conversations")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "performance.md"), help="markdown report path")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, smoke=SMOKE)
     args.ingest_concurrency = int_list(parser, "--ingest-concurrency", args.ingest_concurrency)
     for name in ("batches_per_session", "ingest_users", "lag_users", "backlog_sessions", "backlog_users"):
         if getattr(args, name) < 1:
@@ -127,8 +134,6 @@ class IngestRun:
 
     def percentile(self, p: float, *, created_job: bool) -> float:
         """Latency percentile of the requests that created an extraction job (or of those that did not)."""
-        from load import percentile
-
         return percentile([o.latency_ms for o in self.phase.outcomes if o.ok and (o.items > 0) == created_job], p)
 
 
@@ -190,6 +195,8 @@ class LagRun:
     name: str
     samples: list[LagSample]
     background: dict = field(default_factory=dict)
+
+    PARTS = ("lag_s", "claim_s", "run_s", "visible_s")
 
     def found(self, name: str = "lag_s") -> list[float]:
         return [getattr(sample, name) for sample in self.samples if getattr(sample, name) is not None]
@@ -331,7 +338,7 @@ def run_lag(server, headers, store, conversations, args, *, worker) -> list[LagR
             background = BackgroundIngest(url=server.url, headers=headers, stream=stream, rate=args.lag_load_rate)
             background.start()
             try:
-                time.sleep(2.0)  # let the background load settle
+                time.sleep(10 / args.lag_load_rate)  # let the background load settle: 10 batches
                 name = f"background ingest {args.lag_load_rate:g} batches/s"
                 loaded = samples(args.lag_loaded_samples, name)
                 backlog = open_jobs(store)
@@ -355,8 +362,6 @@ def run_lag(server, headers, store, conversations, args, *, worker) -> list[LagR
 
 
 def _lag_line(run: LagRun) -> str:
-    from load import percentile
-
     lags = run.found()
     return (
         f"  lag, {run.name:<34} {len(lags):>3} found, {run.timeouts} timeouts  p50={percentile(lags, 50):.3f}  "
@@ -473,15 +478,91 @@ def run_throughput(server, headers, store, conversations, args, *, worker_env) -
     return result
 
 
+# --- Report ---------------------------------------------------------------------------------------
+
+
+def section(args, *, env, ingest_runs, lag_runs, throughput) -> report.Section:
+    t = throughput
+    targets = [
+        report.target(f"Message ingest p95, {run.label}, concurrency {run.phase.concurrency}", run.phase.percentile(95),
+                      unit="ms", at_most=TARGET_INGEST_P95_MS, ok=not run.phase.errors)
+        for run in ingest_runs
+    ]
+    targets += [
+        report.target(f"Extraction lag p95, {run.name}", percentile(run.found(), 95), unit="s",
+                      at_most=TARGET_LAG_P95_S, digits=3, ok=not run.timeouts)
+        for run in lag_runs
+    ]
+    targets.append(report.target("Extraction throughput per worker, from its start", t.turns_per_second,
+                                 unit="user turns/s", at_least=TARGET_TURNS_PER_SECOND, digits=0, ok=not t.failed))
+    ingest_rows = [
+        [*report.phase_row(run.label, run.phase), run.phase.items, run.percentile(50, created_job=True),
+         run.percentile(50, created_job=False), report.number(run.messages_per_second, 0), run.open_jobs_after]
+        for run in ingest_runs
+    ]
+    lag_rows = []
+    for run in lag_runs:
+        lag, claim, job, found = ([1000 * value for value in run.found(name)] for name in LagRun.PARTS)
+        lag_rows.append([run.name, len(run.samples), run.timeouts, *(percentile(lag, p) for p in (50, 95, 100)),
+                         percentile(claim, 50), percentile(claim, 95), percentile(job, 50), percentile(job, 95),
+                         percentile(found, 50), sum(sample.polls for sample in run.samples) / len(run.samples)])
+    means = [report.number(1000 * sum(values) / len(values), 0) if values else "–"
+             for values in map(lag_runs[0].found, LagRun.PARTS)]
+    throughput_rows = {
+        "Sessions posted with the worker stopped": f"{t.sessions_posted}, {t.ingest_errors} errors",
+        "Jobs succeeded, failed, retried": f"{t.succeeded}, {t.failed}, {t.retried}",
+        "User turns extracted": t.user_turns,
+        "Memories added, updated, unchanged, deleted": f"{t.added}, {t.updated}, {t.unchanged}, {t.deleted}",
+        "Worker start to first claim, s": t.startup_seconds,
+        "Worker start to last job finished, s": t.wall_seconds,
+        "User turns/s from worker start": f"**{t.turns_per_second:.0f}**",
+        "User turns/s from first claim": report.number(t.turns_per_working_second, 0),
+        "Job `duration_ms` p50, p95": f"{percentile(t.job_ms, 50)}, {percentile(t.job_ms, 95)}",
+        "Share of the working time inside jobs": f"{t.in_job_share:.0%}",
+        "Gap between jobs p50, p95 ms": ", ".join(report.number(percentile(t.gap_ms, p)) for p in (50, 95)),
+        "django-q2 tasks left when every job was done": t.tasks_left,
+    }
+    return report.Section(
+        name="extraction",
+        title="Extraction",
+        intro=f"Written by `bench/extraction.py` on {env['Date']}. The web server and one django-q2 worker run as in "
+        "production (`DEBUG=false`) on this machine, with the client.",
+        setup=env,
+        targets=targets,
+        tables=[
+            report.Table("Message ingest over HTTP",
+                         [*report.PHASE_COLUMNS, "Jobs", "p50 ms with a job", "p50 ms without", "Messages/s",
+                          "Open after"],
+                         ingest_rows,
+                         note=f"10 messages a request, a new session every {args.batches_per_session} batches; "
+                         f"{args.ingest_warmup:g} s warm-up, then {args.ingest_duration:g} s per phase. Jobs: requests "
+                         "that created an extraction job; open after: jobs not done when the phase ended."),
+            report.Table("Extraction lag",
+                         ["Run", "Samples", "Not found", "p50 ms", "p95 ms", "max ms", "To claim p50 ms",
+                          "To claim p95 ms", "Job p50 ms", "Job p95 ms", "To found p50 ms", "Searches per sample"],
+                         lag_rows,
+                         note="From a message's 202 until a keyword search finds its fact; to claim: until the job's "
+                         "`started_at`; job: on to its `finished_at`; to found: on to the search that found it."),
+            report.Table("Extraction throughput", ["", ""], [list(item) for item in throughput_rows.items()]),
+        ],
+        notes=[
+            *(f"Background ingest during *{run.name}*: {run.background['batches_per_second']:.1f} batches/s achieved, "
+              f"{run.background['errors']} errors, {run.background['open_jobs_at_end']} jobs open at its end."
+              for run in lag_runs if run.background),
+            "Where the idle lag goes (means): {} ms = {} ms until the worker claims the job + {} ms running it + {} ms "
+            "until the search finds it.".format(*means),
+            report.first_errors([(run.label, run.phase) for run in ingest_runs]),
+        ],
+    )
+
+
 # --- Main -------------------------------------------------------------------------------------------
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    args = options(argv)
     load_at_start = harness_start("memoryhub extraction benchmark")
 
-    import extraction_report
-    from conversations import SupportConversations
     from load import QCluster, Server
 
     from apps.memories.models import Memory
@@ -522,21 +603,22 @@ def main(argv=None) -> int:
                 server, headers, stores[BACKLOG_STORE], conversations, args, worker_env=worker_env
             )
         log("server and worker stopped")
-        env = extraction_report.environment(args, memories_at_start=memories_at_start, load_at_start=load_at_start)
+        env = report.environment(
+            script="extraction.py",
+            data=f"support conversations from `bench/conversations.py` (seed {args.seed}) in 10-message batches; "
+            f"rules extractor, hash embedder, {DIMENSION} dimensions; {memories_at_start:,} memories of other stores "
+            "in the table (HNSW index) at start",
+            server=report.server_description(args.web_workers),
+            worker=report.worker_description(),
+            load_at_start=load_at_start,
+        )
     finally:
         purge_queue()
         for store in stores.values():
             delete_store(store)
 
-    out = Path(args.out)
-    verdicts = extraction_report.targets(ingest_runs, lag_runs, throughput)
-    extraction_report.write(
-        out, args=args, env=env, ingest_runs=ingest_runs, lag_runs=lag_runs, throughput=throughput, verdicts=verdicts
-    )
-    log("targets:")
-    for target, measured, verdict in verdicts:
-        log(f"  {verdict.strip('*'):<7} {target}: {measured}")
-    log(f"section 'extraction' written to {out} ({time.perf_counter() - started:.0f} s in all)")
+    results = section(args, env=env, ingest_runs=ingest_runs, lag_runs=lag_runs, throughput=throughput)
+    report.publish(results, args.report, log=log, started=started)
     return 0
 
 

@@ -31,6 +31,19 @@ def int_list(parser: argparse.ArgumentParser, name: str, text: str) -> list[int]
     return values
 
 
+def parse_args(parser: argparse.ArgumentParser, argv, *, smoke: dict) -> argparse.Namespace:
+    """The script's options plus the common ones: --report, --no-report and --smoke, which sets `smoke`
+    as the defaults (options given explicitly still win) and writes no report unless --report is given."""
+    parser.add_argument("--report", default=str(ROOT / "docs" / "performance.md"), help="page to write to")
+    parser.add_argument("--no-report", dest="report", action="store_const", const=None, help="write no report")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes that run in seconds (a test, not a measure)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        parser.set_defaults(**smoke, report=None)
+        args = parser.parse_args(argv)
+    return args
+
+
 def bootstrap_django() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
     os.environ.setdefault("EMBEDDED_PG_DATABASE", BENCH_DATABASE)
@@ -43,9 +56,10 @@ def bootstrap_django() -> None:
 
     name = settings.DATABASES["default"]["NAME"]
     # The benchmarks drop and rebuild indexes and delete stores: never in someone's working database.
-    if "bench" not in name:
+    # A Django test database (test_...) is disposable: tests/test_bench_smoke.py runs them there.
+    if "bench" not in name and not name.startswith("test_"):
         raise SystemExit(
-            f"refusing to run against database {name!r}: its name must contain 'bench' "
+            f"refusing to run against database {name!r}: its name must contain 'bench' or start with 'test_' "
             f"(unset DATABASE_URL, or point EMBEDDED_PG_DATABASE / DATABASE_URL at a benchmark database)"
         )
 

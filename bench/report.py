@@ -1,9 +1,8 @@
-"""docs/performance.md: one page, one section per benchmark script, and a hand-written analysis.
+"""docs/performance.md: a summary of every target, one section per benchmark script, a hand-written analysis.
 
-Each script owns the text between its markers, `<!-- section:NAME -->` and `<!-- /section:NAME -->`,
-and `write_section` replaces only that; everything else on the page (the other sections, the analysis
-after ANALYSIS_MARKER) is left byte for byte. Also here: the setup table and verdicts every section
-uses, and the section of bench/search.py (setup, targets, tables and query plans).
+A script describes its results as a `Section` (tables, notes, query plans, setup, targets) and `publish`
+puts it on a page: the text between `<!-- section:NAME -->` and `<!-- /section:NAME -->` and the summary
+rows whose first cell is NAME are replaced; everything else on the page is left byte for byte.
 """
 
 import math
@@ -12,16 +11,161 @@ import platform
 import re
 import subprocess
 import sys
+import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+ANALYSIS_MARKER = "<!-- analysis: written by hand; the bench scripts leave it as it is -->"
+SUMMARY = ("<!-- summary -->", "<!-- /summary -->")
+SUMMARY_HEADER = "| Benchmark | What | Target | Measured | Verdict | Date | Commit |\n|---|---|---|---:|---|---|---|"
+PAGE_HEAD = f"""# Performance
 
-# The service's performance targets; per-user search latency is specified at 100k memories.
-TARGET_N = 100_000
-TARGET_P50_MS = 10.0
-TARGET_P95_MS = 25.0
-TARGET_INGEST_PER_SECOND = 2_000.0
+Measured by the scripts in `bench/` (how, and what each measures: `bench/README.md`); each rewrites its own
+rows of this summary and its own section below. The analysis at the end is written by hand.
+
+{SUMMARY[0]}
+{SUMMARY_HEADER}
+{SUMMARY[1]}
+"""
+PHASE_COLUMNS = ["Phase", "Concurrency", "Requests", "Errors", "p50 ms", "p95 ms", "p99 ms", "Per second"]
+
+
+@dataclass
+class Target:
+    what: str
+    target: str  # "≤ 25 ms"; "" when there is none yet
+    measured: str
+    met: bool | None  # None: no target, the row only reports
+
+    @property
+    def verdict(self) -> str:
+        return "–" if self.met is None else ("**MET**" if self.met else "**MISSED**")
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list]
+    note: str = ""  # a paragraph between the title and the table
+
+
+@dataclass
+class Section:
+    name: str  # of the markers and the summary rows
+    title: str
+    intro: str
+    setup: dict[str, str]  # environment()
+    targets: list[Target] = field(default_factory=list)  # shown in the summary
+    tables: list[Table] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # paragraphs after the tables; empty ones are left out
+    plans: list[tuple[str, list[str]]] = field(default_factory=list)  # (title, EXPLAIN lines), collapsed
+
+
+def target(what: str, value: float, *, unit: str, at_most=None, at_least=None, digits=1, ok=True) -> Target:
+    """A measured value against a bound, if any; `ok` False (errors in the phase) is a miss whatever the value."""
+    measured = f"{number(value, digits)} {unit}"
+    if at_most is not None:
+        return Target(what, f"≤ {at_most:,g} {unit}", measured, ok and value <= at_most)
+    if at_least is not None:
+        return Target(what, f"≥ {at_least:,g} {unit}", measured, ok and value >= at_least)
+    return Target(what, "", measured, None)
+
+
+def number(value, digits: int = 1) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:,.{digits}f}"
+
+
+def phase_row(label: str, phase) -> list:
+    """The PHASE_COLUMNS of a load.PhaseResult."""
+    latencies = [phase.percentile(p) for p in (50, 95, 99)]
+    return [label, phase.concurrency, phase.requests, phase.errors, *latencies, phase.per_second]
+
+
+def first_errors(labelled_phases) -> str:
+    failing = [f"{label} c={phase.concurrency}: `{phase.first_error[:300]}`" for label, phase in labelled_phases
+               if phase.errors]
+    return "First error per failing phase: " + "; ".join(failing) + "." if failing else ""
+
+
+# --- Markdown ---------------------------------------------------------------------------------------
+
+_NUMERIC = re.compile(r"^(\*\*)?[–\d]")
+_VECTOR = re.compile(r"'\[(?:[-+.\deE]+,){15,}[-+.\deE]+\]'")
+
+
+def _cell(value) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:,}" if isinstance(value, int) else number(value)
+
+
+def markdown_table(columns: list[str], rows: list[list]) -> list[str]:
+    """Columns whose every cell reads as a number are right-aligned."""
+    cells = [[_cell(value) for value in row] for row in rows]
+    rules = ["---:" if cells and all(_NUMERIC.match(row[i]) for row in cells) else "---" for i in range(len(columns))]
+    lines = [f"| {' | '.join(line)} |" for line in (columns, *cells)]
+    return [lines[0], f"|{'|'.join(rules)}|", *lines[1:]]
+
+
+def elide_vectors(line: str) -> str:
+    """A vector literal (the query embedding in a plan) as '[…384 floats…]'."""
+    return _VECTOR.sub(lambda match: f"'[…{match.group().count(',') + 1} floats…]'", line)
+
+
+def render(section: Section) -> str:
+    lines = [f"## {section.title}", "", section.intro, ""]
+    for table in section.tables:
+        lines += [f"### {table.title}", "", *([table.note, ""] if table.note else [])]
+        lines += [*markdown_table(table.columns, table.rows), ""]
+    lines += [note + "\n" for note in section.notes if note]
+    for title, plan in section.plans:
+        body = "\n".join(map(elide_vectors, plan))
+        lines += [f"<details><summary>Query plan: {title}</summary>", "", "```", body, "```", "", "</details>", ""]
+    lines += ["### Setup", "", *markdown_table(["", ""], list(map(list, section.setup.items())))]
+    return "\n".join(lines)
+
+
+def _replace(text: str, begin: str, end: str, body: str) -> str:
+    """`body` between the markers, which are added before the analysis (or at the end) if missing."""
+    block = f"{begin}\n{body}\n{end}"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        return head + block + rest.split(end, 1)[1]
+    head, marker, tail = text.partition(ANALYSIS_MARKER)
+    return head.rstrip("\n") + "\n\n" + block + "\n\n" + marker + tail
+
+
+def write(path: Path, section: Section) -> None:
+    """Replace `section`'s text and its summary rows on the page at `path` (created if missing)."""
+    text = path.read_text() if path.exists() else PAGE_HEAD
+    text = _replace(text, f"<!-- section:{section.name} -->", f"<!-- /section:{section.name} -->", render(section))
+    owned = f"| {section.name} |"
+    summary = text.split(SUMMARY[0], 1)[1].split(SUMMARY[1], 1)[0] if SUMMARY[0] in text else ""
+    rows = summary.strip("\n").split("\n")[2:]
+    at = next((index for index, row in enumerate(rows) if row.startswith(owned)), len(rows))
+    date, commit = section.setup["Date"], section.setup["Commit"]
+    mine = [f"{owned} {t.what} | {t.target or 'none yet'} | {t.measured} | {t.verdict} | {date} | {commit} |"
+            for t in section.targets]
+    rows = rows[:at] + mine + [row for row in rows[at:] if not row.startswith(owned)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_replace(text, *SUMMARY, "\n".join([SUMMARY_HEADER, *rows])))
+
+
+def publish(section: Section, path: str | None, *, log, started: float) -> None:
+    """Print the section's targets and write it to the page at `path` (None: nowhere)."""
+    log("targets:" if section.targets else "no targets")
+    for t in section.targets:
+        log(f"  {t.verdict.strip('*'):<7} {t.what}: {t.measured}" + (f" (target {t.target})" if t.target else ""))
+    if path:
+        write(Path(path), section)
+    where = f"section {section.name!r} written to {path}" if path else "no report written"
+    log(f"{where} ({time.perf_counter() - started:.0f} s in all)")
+
+
+# --- The setup table --------------------------------------------------------------------------------
 
 
 def cpu_count() -> int:
@@ -35,318 +179,55 @@ def server_description(web_workers: int) -> str:
     return f"uvicorn, {web_workers} web worker(s), DEBUG={os.environ.get('DEBUG', 'false')}, DB pool {pool}"
 
 
-def environment(*, script: str, data: str, server: str, load_at_start: tuple[float, float, float]) -> dict[str, str]:
-    """The setup table: machine, load, PostgreSQL, database, data, server, client, commit and command."""
+def worker_description() -> str:
+    from django.conf import settings
+    from django_q.conf import Conf
+
+    cluster = settings.Q_CLUSTER
+    broker = "Redis" if cluster.get("redis") else f"ORM ({cluster.get('orm')})"
+    return (
+        f"`manage.py qcluster`, Q_WORKERS=1, {broker} broker: poll {Conf.POLL:g} s, bulk {Conf.BULK}, "
+        f"queue_limit {cluster.get('queue_limit', 1)}, save_limit {Conf.SAVE_LIMIT}, recycle {Conf.RECYCLE}, "
+        f"timeout {Conf.TIMEOUT} s"
+    )
+
+
+def _output(*command: str) -> str:
+    try:
+        return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def environment(*, script: str, data: str, server: str, load_at_start, worker: str = "") -> dict[str, str]:
+    """The setup table: date, machine, load, PostgreSQL, database, data, processes, commit and command."""
     from django.conf import settings
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("SHOW server_version")
-        pg_version = cursor.fetchone()[0]
-        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-        row = cursor.fetchone()
-        pgvector_version = row[0] if row else "?"
         cursor.execute(
-            "SELECT name, current_setting(name) FROM pg_settings WHERE name IN "
-            "('shared_buffers', 'work_mem', 'effective_cache_size', 'max_connections', 'jit') ORDER BY name"
+            "SELECT current_setting('server_version'), (SELECT extversion FROM pg_extension WHERE extname = 'vector'),"
+            " (SELECT string_agg(name || '=' || current_setting(name), ', ' ORDER BY name) FROM pg_settings"
+            " WHERE name IN ('shared_buffers', 'work_mem', 'effective_cache_size', 'max_connections', 'jit'))"
         )
-        pg_settings = ", ".join(f"{name}={value}" for name, value in cursor.fetchall())
-    cpu_model = "?"
-    memory = "?"
-    try:
-        cpu_model = next(
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        )
-        meminfo = Path("/proc/meminfo").read_text().splitlines()
-        kib = int(next(line.split()[1] for line in meminfo if line.startswith("MemTotal")))
-        memory = f"{kib / 1024 / 1024:.1f} GiB"
-    except (OSError, StopIteration, ValueError):
-        pass
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
-        commit += " (uncommitted changes)" if dirty.strip() else ""
-    except (OSError, subprocess.CalledProcessError):
-        commit = "?"
-    database = settings.DATABASES["default"]
-    cpus = cpu_count()
-    return {
+        postgresql = "{}, pgvector {}; {}".format(*cursor.fetchone())
+    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []
+    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), "?")
+    dirty = " (uncommitted changes)" if _output("git", "status", "--porcelain") else ""
+    env = {
         "Date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "Machine": f"{cpus} CPUs (nproc), {cpu_model}, {memory} RAM, {platform.system()} {platform.release()}",
+        "Machine": f"{cpu_count()} CPUs (nproc), {cpu}, {platform.system()} {platform.release()}",
         "Load average (1, 5, 15 min)": "{:.2f} {:.2f} {:.2f} at start, {:.2f} {:.2f} {:.2f} at end".format(
             *load_at_start, *os.getloadavg()
         ),
-        "PostgreSQL": f"{pg_version}, pgvector {pgvector_version}; {pg_settings}",
-        "Database": f"{database['NAME']} ({'embedded' if not settings.DATABASE_URL else 'DATABASE_URL'})",
+        "PostgreSQL": postgresql,
+        "Database": settings.DATABASES["default"]["NAME"] + (" (DATABASE_URL)" if settings.DATABASE_URL else ""),
         "Data": data,
         "Server": server,
+        "Worker": worker,
         "Client": "httpx, one keep-alive client per thread, on the same machine as the server",
-        "Python": f"{platform.python_version()}",
-        "Commit": commit,
-        "Command": f"`.venv/bin/python bench/{script} " + " ".join(sys.argv[1:]) + "`",
+        "Python": platform.python_version(),
+        "Commit": (_output("git", "rev-parse", "--short", "HEAD") or "?") + dirty,
+        "Command": f"`.venv/bin/python bench/{script} {' '.join(sys.argv[1:])}`",
     }
-
-
-def search_environment(args, *, dimension: int, load_at_start: tuple[float, float, float]) -> dict[str, str]:
-    return environment(
-        script="search.py",
-        data=f"{args.n:,} memories over {args.users:,} users, hash embedder, {dimension} dimensions, seed {args.seed}",
-        server=server_description(args.web_workers),
-        load_at_start=load_at_start,
-    )
-
-
-def targets(search_results, ingest_results, args) -> list[tuple[str, str, str]]:
-    note = "" if args.n == TARGET_N else f" (measured at {args.n:,}; the target is set at {TARGET_N:,})"
-    rows = []
-    for result in search_results:
-        if result.name != "per-user hybrid":
-            continue
-        p50, p95 = result.percentile(50), result.percentile(95)
-        clean = result.errors == 0
-        rows.append(
-            (
-                f"Per-user hybrid search p50 <= {TARGET_P50_MS:g} ms at concurrency {result.concurrency}{note}",
-                f"{p50:.1f} ms",
-                verdict(clean and p50 <= TARGET_P50_MS),
-            )
-        )
-        rows.append(
-            (
-                f"Per-user hybrid search p95 <= {TARGET_P95_MS:g} ms at concurrency {result.concurrency}{note}",
-                f"{p95:.1f} ms",
-                verdict(clean and p95 <= TARGET_P95_MS),
-            )
-        )
-    for result in ingest_results:
-        rows.append(
-            (
-                f"Bulk ingest >= {TARGET_INGEST_PER_SECOND:,.0f} memories/s (hash embedder) at concurrency "
-                f"{result.phase.concurrency}",
-                f"{result.per_second:,.0f} memories/s",
-                verdict(result.phase.errors == 0 and result.per_second >= TARGET_INGEST_PER_SECOND),
-            )
-        )
-    return rows
-
-
-def verdict(met: bool) -> str:
-    return "**MET**" if met else "**MISSED**"
-
-
-def ms(value: float) -> str:
-    return "–" if math.isnan(value) else f"{value:.1f}"
-
-
-def setup_table(env: dict[str, str]) -> list[str]:
-    return ["| | |", "|---|---|", *[f"| {key} | {value} |" for key, value in env.items()]]
-
-
-def targets_table(verdicts: list[tuple[str, str, str]]) -> list[str]:
-    return [
-        "| Target | Measured | Verdict |",
-        "|---|---|---|",
-        *[f"| {target} | {measured} | {verdict} |" for target, measured, verdict in verdicts],
-    ]
-
-
-# --- The page and its sections ----------------------------------------------------------------------
-
-# The marker predates the sections; its wording stays so that older copies of the page keep their analysis.
-ANALYSIS_MARKER = "<!-- analysis: kept when bench/search.py rewrites this file -->"
-PAGE_HEAD = [
-    "# Performance",
-    "",
-    "Measured by the scripts in `bench/` (how, and what each measures: `bench/README.md`). Each script rewrites "
-    "only its own section of this page, between its `<!-- section:... -->` markers; the analysis at the end is "
-    "written by hand and kept.",
-]
-SECTION_ORDER = ("search", "extraction", "working-state")
-
-
-def _markers(name: str) -> tuple[str, str]:
-    return f"<!-- section:{name} -->", f"<!-- /section:{name} -->"
-
-
-def write_section(path: Path, name: str, lines: list[str]) -> None:
-    """Put `lines` between the markers of section `name` in the page at `path`, changing nothing else."""
-    begin, end = _markers(name)
-    body = begin + "\n" + "\n".join(lines).strip("\n") + "\n" + end
-    text = path.read_text() if path.exists() else ""
-    text = _with_legacy_search_section(text)
-    if begin in text and end in text.split(begin, 1)[1]:
-        before, rest = text.split(begin, 1)
-        after = rest.split(end, 1)[1]
-        text = before + body + after
-    elif not text.strip():
-        text = "\n".join(PAGE_HEAD) + "\n\n" + body + "\n\n" + ANALYSIS_MARKER + "\n"
-    else:
-        text = _insert_section(text, name, body)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def _insert_section(text: str, name: str, body: str) -> str:
-    """A new section goes before the first section that SECTION_ORDER puts after it, else before the analysis."""
-    rank = SECTION_ORDER.index(name) if name in SECTION_ORDER else len(SECTION_ORDER)
-    for later in SECTION_ORDER[rank + 1 :]:
-        begin, _ = _markers(later)
-        if begin in text:
-            before, after = text.split(begin, 1)
-            return before + body + "\n\n" + begin + after
-    if ANALYSIS_MARKER in text:
-        before, after = text.split(ANALYSIS_MARKER, 1)
-        return before.rstrip("\n") + "\n\n" + body + "\n\n" + ANALYSIS_MARKER + after
-    return text.rstrip("\n") + "\n\n" + body + "\n"
-
-
-_HEADING = re.compile(r"^(#{2,5}) ")
-
-
-def _with_legacy_search_section(text: str) -> str:
-    """A page from before the sections (all of it by bench/search.py), with that report as the search section.
-
-    Its headings move one level down under a "Search and bulk ingest" heading, as search.py now writes them.
-    """
-    if "<!-- section:" in text or not text.startswith("# Performance\n") or "bench/search.py" not in text:
-        return text
-    report, marker, analysis = text.partition(ANALYSIS_MARKER)
-    lines = report.rstrip("\n").split("\n")[1:]  # without "# Performance"
-    in_code = False
-    demoted = []
-    for line in lines:
-        if line.startswith("```"):
-            in_code = not in_code
-        demoted.append(_HEADING.sub(r"#\1 ", line) if not in_code else line)
-    begin, end = _markers("search")
-    section = [begin, SEARCH_HEADING, *demoted, end]
-    return "\n".join(PAGE_HEAD) + "\n\n" + "\n".join(section) + "\n\n" + marker + analysis
-
-
-# --- The section of bench/search.py -----------------------------------------------------------------
-
-SEARCH_HEADING = "## Search and bulk ingest"
-
-
-def write_report(
-    path: Path,
-    *,
-    args,
-    env,
-    seed_result,
-    explained,
-    search_results,
-    ingest_results,
-    search_path,
-    ingest_path,
-    hnsw_index,
-) -> None:
-    """Write bench/search.py's section of the page at `path`."""
-    verdicts = targets(search_results, ingest_results, args)
-    lines = [
-        SEARCH_HEADING,
-        "",
-        f"Written by `bench/search.py` on {env['Date']}; run it again to refresh this section. "
-        "Latencies are client-side, over HTTP on loopback, "
-        "and include authentication, the store lookup, embedding the query and serialising the results.",
-        "",
-        "### Targets",
-        "",
-        *targets_table(verdicts),
-        "",
-        f"The targets: per-user hybrid search p50 <= {TARGET_P50_MS:g} ms and p95 <= {TARGET_P95_MS:g} ms over HTTP "
-        f"with {TARGET_N:,} memories in the store; bulk ingest >= {TARGET_INGEST_PER_SECOND:,.0f} memories/s with "
-        "the hash embedder. Each is checked at every concurrency measured; errors in a phase count as a miss.",
-        "",
-        "### Setup",
-        "",
-        *setup_table(env),
-        "",
-        "### Seeding",
-        "",
-    ]
-    if seed_result is None:
-        lines.append("The store seeded by an earlier run was reused (same N, users and seed); seeding was not timed.")
-    else:
-        lines += [
-            f"{seed_result.rows:,} memories over {seed_result.users:,} users in {seed_result.total_seconds:.1f} s: "
-            f"generate + embed + COPY {seed_result.load_seconds:.1f} s "
-            f"({seed_result.rows / seed_result.load_seconds:,.0f} memories/s), HNSW and full-text index build "
-            f"{seed_result.index_seconds:.1f} s, VACUUM (ANALYZE) {seed_result.analyze_seconds:.1f} s.",
-        ]
-    lines += [
-        "",
-        "### Search over HTTP",
-        "",
-        f"`POST {search_path}`, limit {args.limit}, a random query from "
-        f"`bench/corpus.py` and (per user) a random user; {args.warmup:g} s warm-up, then {args.duration:g} s "
-        f"or {args.max_requests:,} requests per phase.",
-        "",
-        "| Phase | Concurrency | Requests | Errors | Empty | p50 ms | p95 ms | p99 ms | Requests/s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for result in search_results:
-        lines.append(
-            f"| {result.name} | {result.concurrency} | {result.requests:,} | {result.errors} | {result.empty} | "
-            f"{ms(result.percentile(50))} | {ms(result.percentile(95))} | {ms(result.percentile(99))} | "
-            f"{result.per_second:,.1f} |"
-        )
-    errors = [result for result in search_results if result.errors]
-    if errors:
-        lines += ["", "First error per failing phase:", ""]
-        lines += [f"- {result.name} c={result.concurrency}: `{result.first_error[:300]}`" for result in errors]
-    lines += [
-        "",
-        "Empty: answered 200 with no results. Expected now and then for keyword search (no word in common with that "
-        "user's memories); counted as an error for the other modes.",
-        "",
-        "### Bulk ingest over HTTP",
-        "",
-        f"`POST {ingest_path}`, {args.batch_size} new memories per request "
-        f"(25 per user), hash embedder; the store is emptied before and deleted after the run.",
-        "",
-        "| Concurrency | Batches | Memories created | Errors | p50 ms/batch | p95 ms/batch | Memories/s |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for result in ingest_results:
-        phase = result.phase
-        lines.append(
-            f"| {phase.concurrency} | {phase.requests} | {result.memories:,} | {phase.errors} | "
-            f"{ms(phase.percentile(50))} | {ms(phase.percentile(95))} | {result.per_second:,.0f} |"
-        )
-    widened = [query.title for query in explained if query.ef_search_raised]
-    lines += [
-        "",
-        "### Query plans",
-        "",
-        "`EXPLAIN (ANALYZE, BUFFERS OFF)` of the SQL `apps.memories.selectors.memory_search` sends, captured with "
-        "a Django execute wrapper and run on the same connection just before it, so with the same settings: "
-        "`hnsw.iterative_scan` is set on every connection (`DATABASES` `OPTIONS`), and `memory_search` raises "
-        "`hnsw.ef_search` (with `set_config`, in a transaction) only for a search that asks for more candidates "
-        "than pgvector's default `ef_search`: "
-        + (f"below, {'; '.join(widened)} (EXPLAINed inside that transaction)" if widened else "none below does")
-        + f". Partial HNSW index: `{hnsw_index}`.",
-        "",
-    ]
-    for query in explained:
-        lines += [
-            f"#### {query.title}: HNSW index {'used' if query.hnsw_used else 'NOT used'}",
-            "",
-            "```",
-            *query.summary(),
-            "```",
-            "",
-            "<details><summary>Full plan</summary>",
-            "",
-            "```",
-            *query.plan,
-            "```",
-            "",
-            "</details>",
-            "",
-        ]
-    write_section(path, "search", lines)
+    return {key: value for key, value in env.items() if value}

@@ -1,10 +1,10 @@
 """Search and bulk-ingest benchmark of memoryhub over real HTTP; writes its section of docs/performance.md.
 
-    .venv/bin/python bench/search.py [--n 100000] [--users 1000] [--duration 15] [--web-workers 2]
+    .venv/bin/python bench/search.py [--n 100000] [--users 1000] [--duration 15] [--web-workers 2] [--smoke]
 
 Seeds a hash-embedded store in its own database (memoryhub_bench), starts uvicorn on a free port,
 drives POST .../search and POST .../memories/bulk with httpx, EXPLAINs the search SQL and writes its
-section of the markdown report (bench/report.py). See bench/README.md.
+section of the report (bench/report.py). See bench/README.md.
 """
 
 import argparse
@@ -14,9 +14,9 @@ import random
 import re
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, production_env, run_main
+import report
+from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, parse_args, production_env, run_main
 from harness import start as harness_start
 
 KEY_NAME = "bench/search.py"
@@ -26,9 +26,16 @@ DIMENSION = 384
 CORPUS_VERSION = 1  # bump when corpus.py changes, so an old seeded store is not reused
 SEARCH_PATH = f"/api/v1/stores/{SEARCH_STORE}/search"
 INGEST_PATH = f"/api/v1/stores/{INGEST_STORE}/memories/bulk"
+# The service's targets; per-user search latency is specified at 100k memories.
+TARGET_N = 100_000
+TARGET_P50_MS = 10.0
+TARGET_P95_MS = 25.0
+TARGET_INGEST_PER_SECOND = 2_000.0
+SMOKE = dict(n=200, users=10, duration=0.3, warmup=0.1, concurrency="1", web_workers=1, ingest_batches=2,
+             batch_size=20, ingest_concurrency="1")
 
 
-def parse_args(argv=None) -> argparse.Namespace:
+def options(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100_000, help="memories in the search store (default 100000)")
     parser.add_argument("--users", type=int, default=1_000, help="users they belong to (default 1000)")
@@ -46,8 +53,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--seed-only", action="store_true", help="seed (or check) the store and print query plans; no load test"
     )
-    parser.add_argument("--out", default=str(ROOT / "docs" / "performance.md"), help="markdown report path")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, smoke=SMOKE)
     args.concurrency = int_list(parser, "--concurrency", args.concurrency)
     args.ingest_concurrency = int_list(parser, "--ingest-concurrency", args.ingest_concurrency)
     if args.n < 1 or args.users < 1 or args.users > args.n:
@@ -370,14 +376,63 @@ def run_ingest_phases(server, raw_key: str, corpus, args) -> list[IngestResult]:
     return results
 
 
+# --- Report ---------------------------------------------------------------------------------------
+
+
+def section(args, *, env, seed_result, explained, search_results, ingest_results) -> report.Section:
+    at = "" if args.n == TARGET_N else f" (at {args.n:,} memories; the target is for {TARGET_N:,})"
+    targets = [
+        report.target(f"Per-user hybrid search p{p}, concurrency {r.concurrency}{at}", r.percentile(p), unit="ms",
+                      at_most=limit, ok=not r.errors)
+        for r in search_results if r.name == "per-user hybrid"
+        for p, limit in ((50, TARGET_P50_MS), (95, TARGET_P95_MS))
+    ]
+    targets += [
+        report.target(f"Bulk ingest, hash embedder, concurrency {r.phase.concurrency}", r.per_second,
+                      unit="memories/s", at_least=TARGET_INGEST_PER_SECOND, digits=0, ok=not r.phase.errors)
+        for r in ingest_results
+    ]
+    seeding = "Seeding: the store of an earlier run with the same N, users and seed was reused."
+    if seed_result is not None:
+        seeding = (f"Seeding: {seed_result.total_seconds:.1f} s, of which generate + embed + COPY "
+                   f"{seed_result.load_seconds:.1f} s, index builds {seed_result.index_seconds:.1f} s, "
+                   f"VACUUM (ANALYZE) {seed_result.analyze_seconds:.1f} s.")
+    widened = ", ".join(query.title for query in explained if query.ef_search_raised) or "none"
+    search_note = (f"`POST {SEARCH_PATH}`, limit {args.limit}; {args.warmup:g} s warm-up, then {args.duration:g} s or "
+                   f"{args.max_requests:,} requests per phase. Empty: 200 with no results, an error except for keyword "
+                   "search.")
+    return report.Section(
+        name="search",
+        title="Search and bulk ingest",
+        intro=f"Written by `bench/search.py` on {env['Date']}. Latencies are client-side, over HTTP on loopback, and "
+        "include authentication, the store lookup, embedding the query and serialising the results.",
+        setup=env,
+        targets=targets,
+        tables=[
+            report.Table("Search over HTTP", [*report.PHASE_COLUMNS, "Empty"],
+                         [[*report.phase_row(r.name, r), r.empty] for r in search_results], note=search_note),
+            report.Table("Bulk ingest over HTTP", [*report.PHASE_COLUMNS, "Memories created", "Memories/s"],
+                         [[*report.phase_row("bulk ingest", r.phase), r.memories, report.number(r.per_second, 0)]
+                          for r in ingest_results],
+                         note=f"`POST {INGEST_PATH}`, {args.batch_size} new memories a request, into a scratch store."),
+        ],
+        notes=[
+            seeding,
+            report.first_errors([(result.name, result) for result in search_results]),
+            "`EXPLAIN (ANALYZE, BUFFERS OFF)` of the SQL `memory_search` sends, on its connection just before it (so "
+            f"with its settings); searches that raised `hnsw.ef_search`: {widened}.",
+        ],
+        plans=[(f"{q.title}, HNSW index {'used' if q.hnsw_used else 'NOT used'}", q.plan) for q in explained],
+    )
+
+
 # --- Main -------------------------------------------------------------------------------------------
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    args = options(argv)
     load_at_start = harness_start("memoryhub benchmark")
 
-    import report
     import seeding
     from load import Server
 
@@ -390,7 +445,7 @@ def main(argv=None) -> int:
         for line in query.summary():
             log(f"    {line}")
     if args.seed_only:
-        log(f"--seed-only: no load test, {args.out} left as it was ({time.perf_counter() - started:.0f} s in all)")
+        log(f"--seed-only: no load test and no report ({time.perf_counter() - started:.0f} s in all)")
         return 0
 
     server_env = production_env()
@@ -406,24 +461,21 @@ def main(argv=None) -> int:
     finally:
         seeding.delete_store(ingest_store)
 
-    env = report.search_environment(args, dimension=DIMENSION, load_at_start=load_at_start)
-    out = Path(args.out)
-    report.write_report(
-        out,
-        args=args,
+    env = report.environment(
+        script="search.py",
+        data=f"{args.n:,} memories over {args.users:,} users, hash embedder, {DIMENSION} dimensions, seed {args.seed}",
+        server=report.server_description(args.web_workers),
+        load_at_start=load_at_start,
+    )
+    results = section(
+        args,
         env=env,
         seed_result=seed_result,
         explained=explained,
         search_results=search_results,
         ingest_results=ingest_results,
-        search_path=SEARCH_PATH,
-        ingest_path=INGEST_PATH,
-        hnsw_index=seeding.hnsw_index_name(DIMENSION),
     )
-    log("targets:")
-    for target, measured, verdict in report.targets(search_results, ingest_results, args):
-        log(f"  {verdict.strip('*'):<7} {target}: {measured}")
-    log(f"section 'search' written to {out} ({time.perf_counter() - started:.0f} s in all)")
+    report.publish(results, args.report, log=log, started=started)
     return 0
 
 

@@ -1,6 +1,6 @@
 """Working-state and lifecycle benchmark of memoryhub over real HTTP; writes its section of docs/performance.md.
 
-    .venv/bin/python bench/working_state.py [--requests 300] [--concurrency 1,4] [--terminate-sessions 30]
+    .venv/bin/python bench/working_state.py [--requests 300] [--concurrency 1,4] [--terminate-sessions 30] [--smoke]
 
 Starts uvicorn (--web-workers, default 2) against its own database (memoryhub_bench), creates the store
 bench-working-state afresh, and measures per session: working-memory PUT and GET, scratchpad append,
@@ -15,25 +15,25 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
+import report
 from conversations import SessionStream, SupportConversations
-from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, production_env, run_main
+from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, parse_args, production_env, run_main
 from harness import start as harness_start
 from jobs import delete_store, other_queue_readers, purge_queue
-from load import Outcome, PhaseResult, run_phase, timed_request
+from load import Outcome, PhaseResult, percentile, run_phase, timed_request
 
 KEY_NAME = "bench/working_state.py"
 STORE = "bench-working-state"
 DIMENSION = 384
 AGENT_ID = "bench-agent"
-STATE_KEYS = 50  # the working state of a "full" session: keys, a task state and scratchpad notes
-STATE_NOTES = 100
 KEYS_PER_SESSION = 900  # fresh-key writers move to a new session before the store's 1,000-key limit
 CONTEXT_USER = 0  # corpus user index of the user whose memories context assembly ranks
+SMOKE = dict(web_workers=1, concurrency="2", requests=5, warmup=0.0, state_keys=5, state_notes=5,
+             context_memories=20, terminate_sessions=2, probe_idle=0.2)
 
 
-def parse_args(argv=None) -> argparse.Namespace:
+def options(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--web-workers", type=int, default=2, help="uvicorn worker processes (default 2)")
     parser.add_argument("--concurrency", default="1,4", help="concurrencies of every operation (default 1,4)")
@@ -44,14 +44,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--terminate-sessions", type=int, default=30, help="sessions terminated per concurrency")
     parser.add_argument("--terminate-wait", type=float, default=30.0, help="`wait` of terminate, seconds (<= 60)")
     parser.add_argument("--probe-interval", type=float, default=0.02, help="seconds between probe GETs")
+    parser.add_argument("--probe-idle", type=float, default=2.0, help="seconds probed before each terminate run")
+    parser.add_argument("--state-keys", type=int, default=50, help="working-memory keys of a full session")
+    parser.add_argument("--state-notes", type=int, default=100, help="scratchpad entries of a full session")
     parser.add_argument(
         "--embedder", choices=("hash", "local"), default="hash", help="embedder of the store (default hash)"
     )
     parser.add_argument("--seed", type=int, default=1234, help="random seed of values, memories and messages")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "performance.md"), help="markdown report path")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, smoke=SMOKE)
     args.concurrency = int_list(parser, "--concurrency", args.concurrency)
-    for name in ("requests", "context_memories", "terminate_sessions", "web_workers"):
+    for name in ("requests", "context_memories", "terminate_sessions", "web_workers", "state_keys"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if not 0 <= args.terminate_wait <= 60:
@@ -173,13 +175,6 @@ def spawn(client, session: str, *, user_id: str, rng: random.Random, keys: int =
         _setup(client, "POST", f"{session_path(session)}/scratchpad", {"content": note_text(rng, number)}, expect=201)
 
 
-def full_sessions(client, prefix: str, count: int, *, rng: random.Random, user_id: str = "bench-user") -> list[str]:
-    sessions = [f"{prefix}-t{index}" for index in range(count)]
-    for session in sessions:
-        spawn(client, session, user_id=user_id, rng=rng, keys=STATE_KEYS, notes=STATE_NOTES)
-    return sessions
-
-
 @dataclass
 class ThreadState:
     """What one load thread works on: its session(s), a random source and counters."""
@@ -208,6 +203,13 @@ class Bench:
 
     def rng(self, *parts) -> random.Random:
         return random.Random(":".join(str(part) for part in (self.args.seed, *parts)))
+
+    def full_sessions(self, prefix: str, count: int, *, rng: random.Random, user_id: str = "bench-user") -> list[str]:
+        """`count` sessions with --state-keys working-memory keys, a task state and --state-notes entries."""
+        sessions = [f"{prefix}-t{index}" for index in range(count)]
+        for session in sessions:
+            spawn(self.setup, session, user_id=user_id, rng=rng, keys=self.args.state_keys, notes=self.args.state_notes)
+        return sessions
 
     def run(self, name: str, request, states: list[ThreadState], *, max_requests=None, warmup=None) -> PhaseResult:
         return run_phase(
@@ -286,10 +288,10 @@ class Bench:
             phase = self.run("PUT working-memory key (one shared key)", put_overwrite, shared_states)
             self.record("PUT working-memory key (one shared key)", phase)
 
-        full = full_sessions(self.setup, f"wm-get-c{concurrency}", concurrency, rng=self.rng("get", concurrency))
+        full = self.full_sessions(f"wm-get-c{concurrency}", concurrency, rng=self.rng("get", concurrency))
 
         def get_key(client, state: ThreadState) -> Outcome:
-            key = f"fact-{state.rng.randrange(STATE_KEYS):03d}"
+            key = f"fact-{state.rng.randrange(self.args.state_keys):03d}"
             step, response = call(client, "GET", f"{session_path(state.session)}/working-memory/{key}", expect=200)
             if step.ok and response.json().get("key") != key:
                 step.ok, step.error = False, f"asked for {key}, got {response.text[:200]}"
@@ -299,12 +301,15 @@ class Bench:
         self.record("GET working-memory key", self.run("GET working-memory key", get_key, states))
 
     def scratchpad(self, concurrency: int) -> None:
-        full = full_sessions(self.setup, f"pad-c{concurrency}", concurrency, rng=self.rng("pad", concurrency))
+        full = self.full_sessions(f"pad-c{concurrency}", concurrency, rng=self.rng("pad", concurrency))
         dropped = Counter()
 
         def append(client, state: ThreadState) -> Outcome:
             state.counter += 1
-            body = {"content": note_text(state.rng, STATE_NOTES + state.counter), "metadata": {"step": state.counter}}
+            body = {
+                "content": note_text(state.rng, self.args.state_notes + state.counter),
+                "metadata": {"step": state.counter},
+            }
             step, response = call(client, "POST", f"{session_path(state.session)}/scratchpad", body, expect=201)
             if step.ok:
                 dropped[state.session] += response.json().get("dropped", 0)
@@ -317,7 +322,7 @@ class Bench:
     # Checkpoints, lifecycle
 
     def checkpoints(self, concurrency: int) -> None:
-        full = full_sessions(self.setup, f"ckpt-c{concurrency}", concurrency, rng=self.rng("ckpt", concurrency))
+        full = self.full_sessions(f"ckpt-c{concurrency}", concurrency, rng=self.rng("ckpt", concurrency))
         sizes = []
 
         def create_restore_delete(client, state: ThreadState) -> Outcome:
@@ -339,7 +344,7 @@ class Bench:
         self.record("DELETE checkpoints/{id}", steps_of(phase, "delete"), is_cycle=True)
 
     def pause_resume(self, concurrency: int) -> None:
-        full = full_sessions(self.setup, f"life-c{concurrency}", concurrency, rng=self.rng("life", concurrency))
+        full = self.full_sessions(f"life-c{concurrency}", concurrency, rng=self.rng("life", concurrency))
         pruned = []
 
         def pause_then_resume(client, state: ThreadState) -> Outcome:
@@ -437,7 +442,7 @@ class Bench:
             return step
 
         probe.switch(f"idle, before c={concurrency}")
-        time.sleep(2.0)
+        time.sleep(self.args.probe_idle)
         probe.switch(f"terminates at c={concurrency}")
         phase = self.run("terminate", end, [None] * concurrency, max_requests=len(sessions), warmup=0.0)
         probe.switch("")
@@ -485,6 +490,84 @@ class Probe(threading.Thread):
         self.join()
 
 
+# --- Report ---------------------------------------------------------------------------------------
+
+SPLIT_COLUMNS = ["Concurrency", "Server ms p50", "Server ms p95", "To claim ms p50", "To claim ms p95", "Job ms p50",
+                 "Job ms p95", "Jobs", "Memories added"]
+HEADLINES = ("PUT working-memory key (new key)", "GET working-memory key", "POST context", "POST terminate")
+
+
+def terminate_split(store, terminate_rows: list[Row]) -> list[list]:
+    """SPLIT_COLUMNS per terminate phase: the server's `duration_ms`, the final extraction jobs' wait for the
+    worker and their run time (from their rows, so before the store is deleted)."""
+    from apps.extraction.models import ExtractionJob
+
+    table = []
+    for row in terminate_rows:
+        answers = row.notes["answers"]
+        ids = [job for _, extraction in answers for job in extraction.get("jobs", [])]
+        jobs = list(ExtractionJob.objects.filter(store=store, pk__in=ids))
+        server = [float(duration) for duration, _ in answers]
+        claim = [(job.started_at - job.created_at).total_seconds() * 1000 for job in jobs if job.started_at]
+        run = [float(job.duration_ms) for job in jobs if job.duration_ms is not None]
+        split = [percentile(values, p) for values in (server, claim, run) for p in (50, 95)]
+        table.append([row.phase.concurrency, *split, len(ids), sum(job.added for job in jobs)])
+    return table
+
+
+def section(args, *, env, rows: list[Row], split: list[list], probe) -> report.Section:
+    def non_2xx(row: Row) -> str:
+        counts = ", ".join(f"{status or 'no response'}: {count}" for status, count in sorted(row.statuses.items()))
+        return f"**{sum(row.statuses.values())}** ({counts})" if counts else "0"
+
+    lowest = min(args.concurrency)
+    headlines = [row for row in rows if row.operation.startswith(HEADLINES) and row.phase.concurrency == lowest]
+
+    def noted(operation: str, key: str) -> str:
+        return ", ".join(f"{row.notes[key]:,} at c={row.phase.concurrency}" for row in rows
+                         if row.operation.startswith(operation))
+
+    probe_rows = []
+    for label, samples in probe.items():
+        latencies = [sample.latency_ms for sample in samples if sample.ok]
+        probe_rows.append([label, len(samples), sum(1 for sample in samples if not 200 <= sample.status < 300),
+                           percentile(latencies, 50), percentile(latencies, 95), percentile(latencies, 100),
+                           sum(1 for latency in latencies if latency > 100)])
+    return report.Section(
+        name="working-state",
+        title="Working state and lifecycle",
+        intro=f"Written by `bench/working_state.py` on {env['Date']}. Latencies are client-side, over HTTP on "
+        "loopback, against the server (and, for terminate, one django-q2 worker) as in production (`DEBUG=false`), "
+        "with the client on the same machine. No targets yet: the summary shows p95s at the lowest concurrency.",
+        setup=env,
+        targets=[report.target(f"{row.operation} p95, concurrency {row.phase.concurrency}", row.phase.percentile(95),
+                               unit="ms") for row in headlines],
+        tables=[
+            report.Table("Operations over HTTP", [*report.PHASE_COLUMNS, "Non-2xx"],
+                         [[*report.phase_row(row.operation, row.phase), non_2xx(row)] for row in rows],
+                         note=f"Each thread has its own connection and (except *one shared key*) its own session; "
+                         f"{args.warmup:g} s warm-up, then {args.requests} requests or cycles per phase, "
+                         f"{args.terminate_sessions} sessions for terminate. Full sessions have {args.state_keys} "
+                         f"keys, a task state and {args.state_notes} scratchpad entries. Per second counts cycles for "
+                         "the steps of a cycle."),
+            report.Table("Terminate: where the time goes", SPLIT_COLUMNS, split,
+                         note="Server: the response's `duration_ms`; to claim: the final job's `created_at` to "
+                         "`started_at`; job: its `duration_ms`."),
+            report.Table("Probe during terminate",
+                         ["Probe", "Requests", "Non-2xx", "p50 ms", "p95 ms", "max ms", "Over 100 ms"], probe_rows,
+                         note=f"A working-memory GET every {args.probe_interval * 1000:g} ms on a new connection, "
+                         f"{args.probe_idle:g} s before and during each terminate run."),
+        ],
+        notes=[
+            f"Scratchpad entries dropped: {noted('POST scratchpad', 'dropped')}. Median checkpoint `size_bytes`: "
+            f"{noted('POST checkpoints (create)', 'snapshot_bytes')}. Automatic checkpoints replaced by pauses: "
+            f"{noted('POST pause', 'pruned')}. Context: median tokens {noted('POST context', 'tokens')}, median "
+            f"memories included {noted('POST context', 'memories')}.",
+            report.first_errors([(row.operation, row.phase) for row in rows]),
+        ],
+    )
+
+
 # --- Main -------------------------------------------------------------------------------------------
 
 
@@ -519,23 +602,15 @@ def prepare(args):
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    args = options(argv)
     load_at_start = harness_start("memoryhub working-state benchmark")
 
-    import working_state_report
     from corpus import Corpus
+    from django.conf import settings
     from load import QCluster, Server
-
-    from apps.memories.store_settings import working_state_settings_for
 
     started = time.perf_counter()
     raw_key, store = prepare(args)
-    layout = working_state_report.Layout(
-        state_keys=STATE_KEYS,
-        state_notes=STATE_NOTES,
-        keys_per_session=KEYS_PER_SESSION,
-        limits=working_state_settings_for(store),
-    )
     headers = {"Authorization": f"Bearer {raw_key}"}
     terminate_rows, probe_samples = [], {}
     try:
@@ -548,7 +623,10 @@ def main(argv=None) -> int:
                     bench.working_memory(concurrency)
                 for concurrency in args.concurrency:
                     bench.scratchpad(concurrency)
-                log("checkpoints and pause/resume (sessions of 50 keys, a task state, 100 scratchpad entries):")
+                log(
+                    f"checkpoints and pause/resume (sessions of {args.state_keys} keys, a task state, "
+                    f"{args.state_notes} scratchpad entries):"
+                )
                 for concurrency in args.concurrency:
                     bench.checkpoints(concurrency)
                 for concurrency in args.concurrency:
@@ -559,13 +637,13 @@ def main(argv=None) -> int:
                 seeded_at = time.perf_counter()
                 memory_types = bench.seed_context_user(corpus)
                 seed_seconds = time.perf_counter() - seeded_at
-                context_session = full_sessions(bench.setup, "ctx", 1, rng=bench.rng("ctx"), user_id=context_user)[0]
+                context_session = bench.full_sessions("ctx", 1, rng=bench.rng("ctx"), user_id=context_user)[0]
                 log(f"  seeded in {seed_seconds:.1f} s: {dict(memory_types)}; context assembly:")
                 for concurrency in args.concurrency:
                     bench.context(concurrency, user_id=context_user, session=context_session)
                 log("terminate (one django-q2 worker, Q_WORKERS=1):")
                 conversations = SupportConversations(args.seed)
-                probe_session = full_sessions(bench.setup, "probe", 1, rng=bench.rng("probe"))[0]
+                probe_session = bench.full_sessions("probe", 1, rng=bench.rng("probe"))[0]
                 probe = Probe(
                     url=server.url,
                     headers=headers,
@@ -597,25 +675,28 @@ def main(argv=None) -> int:
             finally:
                 bench.close()
         log("server and worker stopped")
-        rows = bench.rows
-        jobs = working_state_report.job_timings(store, terminate_rows)
-        env = working_state_report.environment(
-            args,
-            store=store,
-            layout=layout,
-            memory_types=memory_types,
-            seed_seconds=seed_seconds,
+        split = terminate_split(store, terminate_rows)
+        mix = ", ".join(f"{count} {kind}s" for kind, count in sorted(memory_types.items()))
+        embedder = f"{store.embedding_provider} embedder" + (
+            f" `{store.embedding_model}`" if store.embedding_model else ""
+        )
+        env = report.environment(
+            script="working_state.py",
+            data=f"store `{STORE}`, created afresh: **{embedder}, {store.embedding_dimension} dimensions** (the "
+            f"server's default for new stores is `{settings.MEMORYHUB_DEFAULT_EMBEDDER}`), rules extractor that only "
+            f"terminate runs; the context user has {sum(memory_types.values()):,} memories ({mix}) from "
+            f"`bench/corpus.py` (seed {args.seed}), posted through the bulk API in {seed_seconds:.1f} s",
+            server=report.server_description(args.web_workers),
+            worker=report.worker_description() + " (for terminate)",
             load_at_start=load_at_start,
         )
     finally:
         purge_queue()
         delete_store(store)
 
-    out = Path(args.out)
-    working_state_report.write(out, args=args, env=env, layout=layout, rows=rows, jobs=jobs, probe=probe_samples)
-    problems = sum(sum(row.statuses.values()) for row in rows)
-    log(f"non-2xx responses in measured requests: {problems}")
-    log(f"section 'working-state' written to {out} ({time.perf_counter() - started:.0f} s in all)")
+    log(f"non-2xx responses in measured requests: {sum(sum(row.statuses.values()) for row in bench.rows)}")
+    results = section(args, env=env, rows=bench.rows, split=split, probe=probe_samples)
+    report.publish(results, args.report, log=log, started=started)
     return 0
 
 
