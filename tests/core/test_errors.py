@@ -162,9 +162,9 @@ def test_non_json_content_type_is_415(tenant_a):
     _assert_error(response, 415, "unsupported_media_type")
 
 
-def test_bad_cursor_is_a_json_404_and_bad_page_size_falls_back_to_the_default(tenant_a, add_memory):
-    add_memory(tenant_a.store, "Alice likes tea")
-    _assert_error(tenant_a.client().get(f"{BASE}/memories?cursor=garbage"), 404, "not_found", "cursor")
+def test_bad_cursor_is_a_json_400_and_bad_page_size_falls_back_to_the_default(tenant_a, add_memory):
+    add_memory(tenant_a.store, "Alice likes tea")  # every list and many bad cursors: tests/core/test_pagination.py
+    _assert_error(tenant_a.client().get(f"{BASE}/memories?cursor=garbage"), 400, "validation_error", "cursor")
     response = tenant_a.client().get(f"{BASE}/memories?page_size=abc")
     assert response.status_code == 200 and len(response.json()["results"]) == 1
 
