@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 # serve gives a running task a few seconds to finish; the rest is margin for a busy machine.
-STOPPED_WITHIN_SECONDS = 8
+STOPPED_WITHIN_SECONDS = 12  # 5 s grace, then SIGTERM to the groups; CI machines are slow
 
 
 def touch_then_sleep(path: str, seconds: float) -> None:
