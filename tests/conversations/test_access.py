@@ -49,9 +49,9 @@ def _call(client, method, path, body):
 
 
 @pytest.fixture
-def checkpoint_id(tenant_a):
+def checkpoint_id(tenant_a, configure_store):
+    configure_store(tenant_a.store, extraction_config={"enabled": False})
     client = tenant_a.client("admin")
-    client.patch("/api/v1/stores/main", {"extraction_config": {"enabled": False}}, format="json")
     client.post(f"{S}/spawn", {"user_id": "alice", "working_memory": [{"key": "k", "value": 1}],
                                "task_state": {"description": "t"}}, format="json")
     client.post(f"{S}/scratchpad", {"content": "first thought"}, format="json")

@@ -69,10 +69,8 @@ def test_modes_and_limit_and_min_score(tenant_a, alice_memories):
     assert strict == []
 
 
-def test_store_search_defaults_apply(tenant_a, alice_memories):
-    tenant_a.client("admin").patch(
-        "/api/v1/stores/main", {"search_defaults": {"mode": "keyword", "limit": 1}}, format="json"
-    )
+def test_store_search_defaults_apply(tenant_a, alice_memories, configure_store):
+    configure_store(tenant_a.store, search_defaults={"mode": "keyword", "limit": 1})
     response = tenant_a.client("read").post(SEARCH, {"query": "Alice"}, format="json").json()
     assert response["mode"] == "keyword" and len(response["results"]) == 1
 
