@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from apps.core.actors import Actor
-from apps.memories.services import MemoryInput, memory_create, store_create
+from apps.memories.services import MemoryInput, memory_create, store_create, store_update
 from apps.tenancy.models import Membership
 from apps.tenancy.services import api_key_issue, membership_set, tenant_create
 
@@ -74,3 +74,16 @@ def add_memory():
         return memory_create(store=store, item=item, actor=Actor.system("test")).memory
 
     return _add
+
+
+@pytest.fixture
+def configure_store():
+    """Change a store's settings through the service, as setup: a bad setting raises at once.
+
+    Tests about PATCH /api/v1/stores/<name> itself call the endpoint and check its answer.
+    """
+
+    def _configure(store, **changes):
+        return store_update(store=store, changes=changes)
+
+    return _configure

@@ -41,7 +41,7 @@ def live_server_env(fake_llm) -> dict[str, str]:
 
 
 def test_a_failed_job_is_listed_and_a_retry_extracts(hub, live_server, fake_llm):
-    hub.stores.update(STORE, extraction_config={"extractor": "llm"})
+    assert hub.stores.update(STORE, extraction_config={"extractor": "llm"}).extraction_settings["extractor"] == "llm"
     fake_llm.script(Reply.server_error(), Reply.memories(FACT))
 
     ingest = hub.sessions.add_messages(STORE, "chat-1", user_id="alice", run_id="run-1", messages=[

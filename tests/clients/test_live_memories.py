@@ -257,7 +257,8 @@ def test_conflicts(hub):
 
 
 def test_payloads_over_the_limits_are_payload_too_large(hub):
-    hub.stores.update(STORE, working_memory_config={"max_value_bytes": 100})
+    assert hub.stores.update(STORE, working_memory_config={"max_value_bytes": 100}).working_memory_limits[
+        "max_value_bytes"] == 100
     hub.lifecycle.spawn(STORE, "big", user_id="alice")
 
     with pytest.raises(PayloadTooLarge) as batch:

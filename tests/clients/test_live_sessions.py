@@ -129,7 +129,7 @@ def test_messages_are_extracted_by_the_worker(hub, live_server):
 
 
 def test_flush_extracts_what_is_not_due_yet_and_reports_the_changes(hub, live_server):
-    hub.stores.update(STORE, extraction_config={"every_n_turns": 5})
+    assert hub.stores.update(STORE, extraction_config={"every_n_turns": 5}).extraction_settings["every_n_turns"] == 5
     ingest = hub.sessions.add_messages(STORE, "chat-1", user_id="alice", run_id="run-1", messages=CONVERSATION)
     assert ingest.extraction_job is None  # two user turns of five
 
@@ -201,7 +201,8 @@ def test_working_memory_list_follows_cursors_past_one_page(hub):
 
 def test_task_state_and_scratchpad(hub):
     hub.lifecycle.spawn(STORE, "task-8", user_id="carol")
-    hub.stores.update(STORE, working_memory_config={"scratchpad_max_entries": 2})
+    store = hub.stores.update(STORE, working_memory_config={"scratchpad_max_entries": 2})
+    assert store.working_memory_limits["scratchpad_max_entries"] == 2
 
     task = hub.task_state.put(STORE, "task-8", description="Replace the kettle", total_steps=4, current_step=1,
                               metadata={"ticket": 7})

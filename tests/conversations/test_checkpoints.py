@@ -122,10 +122,10 @@ def test_a_failure_mid_restore_leaves_the_old_state_intact(session_with_state, m
     assert not SessionEvent.objects.filter(event="restore").exists()
 
 
-def test_restore_that_would_overflow_working_memory_is_refused_whole(tenant_a, session_with_state):
+def test_restore_that_would_overflow_working_memory_is_refused_whole(tenant_a, session_with_state, configure_store):
     client = session_with_state
     checkpoint_id = client.post(f"{BASE}/checkpoints", {}, format="json").json()["id"]
-    tenant_a.client("admin").patch("/api/v1/stores/main", {"working_memory_config": {"max_items": 3}}, format="json")
+    configure_store(tenant_a.store, working_memory_config={"max_items": 3})
     client.delete(f"{BASE}/working-memory/cart")
     client.put(f"{BASE}/working-memory/a", {"value": 1}, format="json")
     client.put(f"{BASE}/working-memory/b", {"value": 2}, format="json")
@@ -162,10 +162,9 @@ def test_expired_checkpoints_are_hidden_then_purged(session_with_state):
     assert not Checkpoint.objects.filter(pk=checkpoint_id).exists()
 
 
-def test_manual_checkpoints_stop_at_the_cap_and_automatic_ones_rotate(tenant_a, session_with_state):
+def test_manual_checkpoints_stop_at_the_cap_and_automatic_ones_rotate(tenant_a, session_with_state, configure_store):
     client = session_with_state
-    tenant_a.client("admin").patch("/api/v1/stores/main", {"working_memory_config": {"max_checkpoints": 2}},
-                                   format="json")
+    configure_store(tenant_a.store, working_memory_config={"max_checkpoints": 2})
     first = client.post(f"{BASE}/checkpoints", {"description": "one"}, format="json").json()["id"]
     client.post(f"{BASE}/pause", {}, format="json")  # an automatic checkpoint: 2 of 2
     response = client.post(f"{BASE}/checkpoints", {"description": "three"}, format="json")

@@ -14,9 +14,9 @@ def _post(client, messages, run_id="run-1", user_id="alice", url=URL, **extra):
 
 
 @pytest.fixture
-def quiet_store(tenant_a):
+def quiet_store(tenant_a, configure_store):
     """A store whose extraction is off, for tests about ingest alone."""
-    tenant_a.client("admin").patch("/api/v1/stores/main", {"extraction_config": {"enabled": False}}, format="json")
+    configure_store(tenant_a.store, extraction_config={"enabled": False})
     return tenant_a
 
 
@@ -134,10 +134,8 @@ def test_session_read_endpoints(quiet_store):
     assert not Message.objects.filter(session__external_id="s-1").exists()
 
 
-def test_turn_trigger_schedules_one_job_per_n_user_turns(tenant_a, django_capture_on_commit_callbacks):
-    tenant_a.client("admin").patch(
-        "/api/v1/stores/main", {"extraction_config": {"every_n_turns": 2}}, format="json"
-    )
+def test_turn_trigger_schedules_one_job_per_n_user_turns(tenant_a, django_capture_on_commit_callbacks, configure_store):
+    configure_store(tenant_a.store, extraction_config={"every_n_turns": 2})
     client = tenant_a.client("write")
     with django_capture_on_commit_callbacks(execute=False):
         first = _post(client, [{"role": "user", "content": "I live in Paris"}, {"role": "assistant", "content": "Nice"}])
@@ -151,8 +149,8 @@ def test_turn_trigger_schedules_one_job_per_n_user_turns(tenant_a, django_captur
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_clients_posting_to_one_session(tenant_a):
-    tenant_a.client("admin").patch("/api/v1/stores/main", {"extraction_config": {"enabled": False}}, format="json")
+def test_concurrent_clients_posting_to_one_session(tenant_a, configure_store):
+    configure_store(tenant_a.store, extraction_config={"enabled": False})
     barrier = threading.Barrier(8)
     statuses = []
 

@@ -25,8 +25,8 @@ def _events(client):
 
 
 @pytest.fixture
-def quiet_store(tenant_a):
-    tenant_a.client("admin").patch("/api/v1/stores/main", {"extraction_config": {"enabled": False}}, format="json")
+def quiet_store(tenant_a, configure_store):
+    configure_store(tenant_a.store, extraction_config={"enabled": False})
     return tenant_a
 
 
@@ -227,11 +227,10 @@ class TestTerminateExtraction:
     """The final extraction runs (inline here) and the tail is extracted exactly once."""
 
     @pytest.fixture(autouse=True)
-    def inline_extraction(self, settings, tenant_a):
+    def inline_extraction(self, settings, tenant_a, configure_store):
         settings.EXTRACTION_RUN_INLINE = True
         # No turn trigger: the messages wait for the end of the session.
-        tenant_a.client("admin").patch("/api/v1/stores/main", {"extraction_config": {"every_n_turns": 100}},
-                                       format="json")
+        configure_store(tenant_a.store, extraction_config={"every_n_turns": 100})
 
     def _converse(self, client):
         _spawn(client, task_state={"description": "Set up the account"})

@@ -5,7 +5,9 @@ import uuid
 import pytest
 from rest_framework.test import APIClient
 
+from apps.conversations.services import MessageInput, messages_ingest
 from apps.core.actors import Actor
+from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.services import MemoryInput, memory_create
 from apps.tenancy.models import ApiKey
@@ -14,12 +16,15 @@ from apps.tenancy.services import api_key_issue, api_key_revoke
 SCOPES = ("read", "write", "admin")
 
 
-def _endpoints(memory_id):
+def _endpoints(memory_id, job_id):
     m = f"/api/v1/stores/main/memories/{memory_id}"
+    j = f"/api/v1/jobs/{job_id}"
     return [
-        # (method, path, body, required scope, status for the other tenant's admin key or None if not
-        # store scoped). Tenant B has a store named "main" too: store-level calls act on B's own store,
-        # calls naming tenant A's memory are 404.
+        # (method, path, body, required scope, what the other tenant's admin key gets: None if the call
+        # names nothing of a tenant, a status if it acts on B's own objects, or the code of the 404).
+        # Tenant B has a store named "main" too: store-level calls act on B's own store, calls naming
+        # tenant A's memory or job are 404. Session routes: tests/conversations/test_access.py.
+        ("get", "/api/v1/key", None, "read", None),
         ("get", "/api/v1/stores", None, "read", None),
         ("post", "/api/v1/stores", {"name": "fresh"}, "admin", None),
         ("get", "/api/v1/stores/main", None, "read", 200),
@@ -28,13 +33,16 @@ def _endpoints(memory_id):
         ("get", "/api/v1/stores/main/memories", None, "read", 200),
         ("post", "/api/v1/stores/main/memories", {"user_id": "u", "content": "new fact"}, "write", 201),
         ("post", "/api/v1/stores/main/memories/bulk", {"memories": [{"user_id": "u", "content": "x y"}]}, "write", 201),
-        ("get", m, None, "read", 404),
-        ("patch", m, {"importance": 0.9}, "write", 404),
-        ("delete", m, None, "write", 404),
-        ("delete", m + "?hard=true", None, "admin", 404),
-        ("get", m + "/history", None, "read", 404),
+        ("get", m, None, "read", "memory_not_found"),
+        ("patch", m, {"importance": 0.9}, "write", "memory_not_found"),
+        ("delete", m, None, "write", "memory_not_found"),
+        ("delete", m + "?hard=true", None, "admin", "memory_not_found"),
+        ("get", m + "/history", None, "read", "memory_not_found"),
         ("post", "/api/v1/stores/main/search", {"query": "tea"}, "read", 200),
         ("delete", "/api/v1/stores/main/users/alice", None, "admin", 200),
+        ("get", "/api/v1/jobs", None, "read", 200),
+        ("get", j, None, "read", "job_not_found"),
+        ("post", f"{j}/retry", None, "write", "job_not_found"),
     ]
 
 
@@ -48,6 +56,18 @@ def memory(tenant_a):
     return memory_create(store=tenant_a.store, item=item, actor=Actor.system()).memory
 
 
+@pytest.fixture
+def job(tenant_a):
+    """A failed extraction job of tenant A, as a run that used up its attempts leaves it."""
+    ingest = messages_ingest(store=tenant_a.store, session_external_id="chat-1", user_id="alice",
+                             messages=[MessageInput(role="user", content="I live in Oslo")])
+    assert ingest.extraction_job is not None  # the store extracts after every user turn
+    ExtractionJob.objects.filter(pk=ingest.extraction_job.pk).update(
+        status=ExtractionJob.Status.FAILED, attempts=3, error="the model was down"
+    )
+    return ingest.extraction_job
+
+
 def _rows(queryset):
     rows = []
     for row in queryset.order_by("pk").values():
@@ -58,23 +78,25 @@ def _rows(queryset):
     return rows
 
 
-def _snapshot(world, memory):
+def _snapshot(world, memory, job):
     """Everything of `world`'s store that another tenant's call must not touch."""
     return {
         "store": list(MemoryStore.objects.filter(pk=world.store.pk).values()),
         "memories": _rows(Memory.objects.filter(store_id=world.store.pk)),
         "memory": _rows(Memory.objects.filter(pk=memory.pk)),
         "revisions": list(MemoryRevision.objects.filter(store_id=world.store.pk).order_by("pk").values()),
+        "jobs": list(ExtractionJob.objects.filter(store_id=world.store.pk).order_by("pk").values()),
+        "job": list(ExtractionJob.objects.filter(pk=job.pk).values()),
     }
 
 
 def _endpoint_ids():
-    return [f"{method.upper()} {path}" for method, path, *_ in _endpoints("ID")]
+    return [f"{method.upper()} {path}" for method, path, *_ in _endpoints("ID", "JOB")]
 
 
-@pytest.mark.parametrize("index", range(len(_endpoints("x"))), ids=_endpoint_ids())
-def test_endpoint_access_matrix(index, tenant_a, tenant_b, memory):
-    method, path, body, required, other_tenant_status = _endpoints(memory.pk)[index]
+@pytest.mark.parametrize("index", range(len(_endpoints("x", "y"))), ids=_endpoint_ids())
+def test_endpoint_access_matrix(index, tenant_a, tenant_b, memory, job):
+    method, path, body, required, other_tenant = _endpoints(memory.pk, job.pk)[index]
 
     anonymous = APIClient()
     response = _call(anonymous, method, path, body)
@@ -91,19 +113,20 @@ def test_endpoint_access_matrix(index, tenant_a, tenant_b, memory):
         assert response.status_code == 403, (scope, response.content)
         assert response.json()["error"]["code"] == "permission_denied"
 
-    if other_tenant_status is not None:
+    if other_tenant is not None:
         # The other tenant has a store named "main" too, but never sees or changes this tenant's objects.
-        before = _snapshot(tenant_a, memory)
-        assert before["store"] and before["memory"] and before["memories"]
+        before = _snapshot(tenant_a, memory, job)
+        assert all(before.values())
         response = _call(tenant_b.client("admin"), method, path, body)
-        assert response.status_code == other_tenant_status, response.content
-        if other_tenant_status == 404:
-            assert response.json()["error"]["code"] == "memory_not_found"
+        if isinstance(other_tenant, str):
+            assert response.status_code == 404, response.content
+            assert response.json()["error"]["code"] == other_tenant
         else:
+            assert response.status_code == other_tenant, response.content
             # The answer comes from B's own store: nothing of A's appears in it.
-            assert str(memory.pk) not in response.content.decode()
-            assert str(tenant_a.store.pk) not in response.content.decode()
-        assert _snapshot(tenant_a, memory) == before
+            for own_id in (memory.pk, tenant_a.store.pk, job.pk):
+                assert str(own_id) not in response.content.decode()
+        assert _snapshot(tenant_a, memory, job) == before
 
     response = _call(tenant_a.client(required), method, path, body)
     assert response.status_code in (200, 201), response.content

@@ -75,9 +75,9 @@ def test_retried_batches_extract_each_fact_once(tenant_a):
     assert Session.objects.get().message_count == 2
 
 
-def test_flush_extracts_the_tail_and_reports_changes(tenant_a):
+def test_flush_extracts_the_tail_and_reports_changes(tenant_a, configure_store):
+    configure_store(tenant_a.store, extraction_config={"every_n_turns": 5})
     client = tenant_a.client("admin")
-    client.patch("/api/v1/stores/main", {"extraction_config": {"every_n_turns": 5}}, format="json")
     _say(client, "I live in Lisbon", "My favourite colour is green")
     assert Memory.objects.count() == 0  # trigger not due yet
     response = client.post("/api/v1/stores/main/sessions/chat-1/flush?wait=5")
@@ -99,9 +99,9 @@ def test_flush_rejects_bad_wait(tenant_a, wait):
     assert response.status_code == 400 and "wait" in response.json()["error"]["details"]
 
 
-def test_review_policy_keeps_extracted_memories_out_of_search(tenant_a):
+def test_review_policy_keeps_extracted_memories_out_of_search(tenant_a, configure_store):
+    configure_store(tenant_a.store, review_policy="review")
     client = tenant_a.client("admin")
-    client.patch("/api/v1/stores/main", {"review_policy": "review"}, format="json")
     _say(client, "I live in Madrid")
     memory = Memory.objects.get()
     assert memory.status == "pending_review" and memory.source == "extraction"
@@ -163,15 +163,15 @@ def test_a_task_finding_its_job_running_checks_again_when_the_lease_ends(tenant_
     assert Schedule.objects.filter(name__startswith=f"lease-{job.pk}").count() == 1
 
 
-def test_sweep_extracts_idle_sessions_and_leaves_fresh_queued_jobs_alone(tenant_a, settings):
+def test_sweep_extracts_idle_sessions_and_leaves_fresh_queued_jobs_alone(tenant_a, settings, configure_store):
     from datetime import timedelta
 
     from django.utils import timezone
 
     from apps.extraction.services import extraction_sweep
 
+    configure_store(tenant_a.store, extraction_config={"every_n_turns": 10, "idle_seconds": 60})
     client = tenant_a.client("admin")
-    client.patch("/api/v1/stores/main", {"extraction_config": {"every_n_turns": 10, "idle_seconds": 60}}, format="json")
     _say(client, "I live in Rome")
     assert Memory.objects.count() == 0
     assert extraction_sweep()["idle_sessions"] == 0  # not quiet long enough yet

@@ -21,7 +21,6 @@ from apps.extraction import services
 from apps.extraction.extractors import get_extractor
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision
-from apps.memories.services import store_update
 from tests.fakes.llm_server import FakeLLMServer, Reply
 from tests.processes import QCluster, wait_for
 
@@ -170,8 +169,8 @@ def test_messages_are_extracted_in_the_background_and_become_searchable(tenant_a
 
 
 @pytest.mark.slow
-def test_flush_waits_for_the_worker_and_reports_the_changes(tenant_a, qcluster):
-    tenant_a.client("admin").patch("/api/v1/stores/main", {"extraction_config": {"every_n_turns": 5}}, format="json")
+def test_flush_waits_for_the_worker_and_reports_the_changes(tenant_a, qcluster, configure_store):
+    configure_store(tenant_a.store, extraction_config={"every_n_turns": 5})
     client = tenant_a.client("write")
     assert _conversation(client)["extraction_job"] is None  # two user turns of five: not due yet
 
@@ -207,13 +206,13 @@ def test_flush_waits_for_the_worker_and_reports_the_changes(tenant_a, qcluster):
 
 
 @pytest.mark.slow
-def test_a_job_of_a_killed_worker_is_taken_over_after_its_lease_expires(tenant_a, qcluster, settings):
+def test_a_job_of_a_killed_worker_is_taken_over_after_its_lease_expires(tenant_a, qcluster, settings, configure_store):
     # Only re-delivery may recover the job here: the periodic sweep is the fallback, not under test.
     Schedule.objects.filter(name="extraction-sweep").delete()
     client = tenant_a.client("write")
     with FakeLLMServer(default=Reply.memories()) as server:
         settings.LLM_BASE_URL = server.openai_base_url  # the store may choose llm only once a model is set
-        store_update(store=tenant_a.store, changes={"extraction_config": {"extractor": "llm"}})
+        configure_store(tenant_a.store, extraction_config={"extractor": "llm"})
         # The first call hangs past the kill; the re-run gets the facts; later jobs find nothing new.
         server.script(Reply.slow(30), Reply.memories(EMPLOYER_FACT, PREFERENCE_FACT))
         qcluster.start(**_llm_env(server))
@@ -310,7 +309,7 @@ def test_cluster_processes_do_not_share_database_connections(tenant_a, qcluster)
 
 
 @pytest.fixture
-def inline_llm_extraction(tenant_a, settings):
+def inline_llm_extraction(tenant_a, settings, configure_store):
     """The store extracts with the LLM extractor, pointed at a fake server; jobs run in this process."""
     with FakeLLMServer(default=Reply.server_error()) as server:
         settings.EXTRACTION_RUN_INLINE = True
@@ -323,7 +322,7 @@ def inline_llm_extraction(tenant_a, settings):
         settings.LLM_MAX_RETRIES = 0
         settings.LLM_TIMEOUT_SECONDS = 5.0
         get_extractor.cache_clear()  # extractors are built once per process, from the settings
-        tenant_a.client("admin").patch("/api/v1/stores/main", {"extraction_config": {"extractor": "llm"}}, format="json")
+        configure_store(tenant_a.store, extraction_config={"extractor": "llm"})
         yield server
     get_extractor.cache_clear()
 

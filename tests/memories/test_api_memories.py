@@ -7,9 +7,9 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from apps.core.actors import Actor
-from apps.memories.models import Memory, MemoryRevision
+from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.serializers import MemoryOutput
-from apps.memories.services import memory_supersede
+from apps.memories.services import create, memory_supersede
 
 BASE = "/api/v1/stores/main"
 
@@ -56,14 +56,24 @@ def test_same_normalised_content_returns_existing_memory(tenant_a):
     # Another user may hold the same sentence.
     other = _create(client, user_id="bob")
     assert other.status_code == 201 and other.json()["duplicate"] is False
+    assert other.json()["memory"]["user_id"] == "bob" and other.json()["memory"]["id"] != first["id"]
+    assert sorted(Memory.objects.values_list("user_id", "content")) == [
+        ("alice", "Alice likes green tea"), ("bob", "Alice likes green tea")
+    ]
 
 
 def test_deleted_content_can_be_written_again(tenant_a):
     client = tenant_a.client("write")
     first = _create(client).json()["memory"]
-    assert client.delete(f"{BASE}/memories/{first['id']}").status_code == 200
+    deleted = client.delete(f"{BASE}/memories/{first['id']}")
+    assert deleted.status_code == 200, deleted.content
+    assert (deleted.json()["hard"], deleted.json()["memory"]["status"]) == (False, "deleted")
     again = _create(client)
-    assert again.status_code == 201 and again.json()["memory"]["id"] != first["id"]
+    assert again.status_code == 201 and again.json()["duplicate"] is False
+    assert again.json()["memory"]["id"] != first["id"] and again.json()["memory"]["status"] == "active"
+    assert sorted(Memory.objects.values_list("content", "status")) == [
+        ("Alice likes green tea", "active"), ("Alice likes green tea", "deleted")
+    ]
 
 
 def test_database_refuses_two_live_rows_with_same_content(tenant_a, add_memory):
@@ -98,15 +108,40 @@ def test_bulk_create_counts_duplicates_within_and_across_requests(tenant_a):
     assert MemoryRevision.objects.filter(store=tenant_a.store, action="create").count() == 3
 
 
-def test_bulk_create_is_all_or_nothing(tenant_a):
+def test_bulk_create_with_an_invalid_item_is_refused_before_any_write(tenant_a):
     response = tenant_a.client("write").post(
         f"{BASE}/memories/bulk",
         {"memories": [{"user_id": "alice", "content": "fine"}, {"user_id": "alice", "content": "x", "importance": 7}]},
         format="json",
     )
-    assert response.status_code == 400
-    assert "importance" in str(response.json()["error"]["details"])
-    assert Memory.objects.count() == 0
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "validation_error"
+    assert error["details"] == {"memories": {"1": {"importance": ["Ensure this value is less than or equal to 1.0."]}}}
+    assert not Memory.objects.exists() and not MemoryRevision.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)  # real commits: a batch left half-written would stay in the database
+def test_bulk_create_is_all_or_nothing(tenant_a, monkeypatch):
+    """The memories of a batch are copied, then the database refuses its history rows: nothing remains."""
+    copied = []
+    copy_rows = create.copy_rows
+
+    def copy_rows_refused_at_the_last_revision(model, instances, **options):
+        copied.append((model, len(instances)))
+        if model is MemoryRevision:
+            instances[-1].action = "x" * 21  # longer than the column allows: PostgreSQL refuses the COPY
+        copy_rows(model, instances, **options)
+
+    monkeypatch.setattr(create, "copy_rows", copy_rows_refused_at_the_last_revision)
+    items = [{"user_id": "alice", "content": f"Alice fact number {i}"} for i in range(3)]
+    response = tenant_a.client("write").post(f"{BASE}/memories/bulk", {"memories": items}, format="json")
+    assert copied == [(Memory, 3), (MemoryRevision, 3)]  # the memories went in before the failure
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "invalid_data"
+    assert not Memory.objects.exists()
+    assert not MemoryRevision.objects.exists()
+    assert MemoryStore.objects.get(pk=tenant_a.store.pk).memories.count() == 0
 
 
 def test_bulk_create_of_500_succeeds_and_501_is_413(tenant_a):
@@ -154,7 +189,7 @@ def test_list_hides_deleted_and_expired_unless_asked(tenant_a, add_memory):
     add_memory(tenant_a.store, "Alice likes tea")
     add_memory(tenant_a.store, "Old promo code", expires_at=timezone.now() - timedelta(minutes=1))
     gone = add_memory(tenant_a.store, "Wrong fact")
-    tenant_a.client("write").delete(f"{BASE}/memories/{gone.pk}")
+    assert tenant_a.client("write").delete(f"{BASE}/memories/{gone.pk}").json()["memory"]["status"] == "deleted"
     client = tenant_a.client("read")
     assert [m["content"] for m in client.get(f"{BASE}/memories").json()["results"]] == ["Alice likes tea"]
     with_expired = client.get(f"{BASE}/memories?include_expired=true").json()["results"]
@@ -166,7 +201,7 @@ def test_list_hides_deleted_and_expired_unless_asked(tenant_a, add_memory):
 def test_cursor_pagination_walks_every_memory_once(tenant_a):
     client = tenant_a.client("write")
     items = [{"user_id": "alice", "content": f"Memory number {i}"} for i in range(23)]
-    client.post(f"{BASE}/memories/bulk", {"memories": items}, format="json")
+    assert client.post(f"{BASE}/memories/bulk", {"memories": items}, format="json").json()["created"] == 23
     seen = []
     url = f"{BASE}/memories?page_size=5"
     while url:
@@ -185,8 +220,10 @@ def test_patch_content_reembeds_and_records_before_and_after(tenant_a, add_memor
         {"content": "Alice lives in Berlin", "tags": ["moved"], "reason": "customer moved"},
         format="json",
     )
-    assert response.status_code == 200
-    assert response.json()["content"] == "Alice lives in Berlin"
+    assert response.status_code == 200, response.content
+    assert (response.json()["content"], response.json()["tags"]) == ("Alice lives in Berlin", ["moved"])
+    memory.refresh_from_db()
+    assert (memory.content, memory.tags) == ("Alice lives in Berlin", ["moved"])
     revision = MemoryRevision.objects.filter(memory=memory).order_by("-id").first()
     assert revision.action == "update"
     assert revision.before["content"] == "Alice lives in Paris"
@@ -212,7 +249,10 @@ def test_patch_to_content_of_another_live_memory_is_409(tenant_a, add_memory):
 def test_patch_without_fields_is_400(tenant_a, add_memory):
     memory = add_memory(tenant_a.store, "Alice likes tea")
     response = tenant_a.client("write").patch(f"{BASE}/memories/{memory.pk}", {"reason": "nothing"}, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "validation_error"
+    assert list(MemoryRevision.objects.filter(memory=memory).values_list("action", flat=True)) == ["create"]
+    assert Memory.objects.get(pk=memory.pk).updated_at == memory.updated_at
 
 
 def test_soft_delete_then_restore_keeps_history(tenant_a, add_memory):
@@ -266,15 +306,25 @@ def test_store_crud(tenant_a):
     )
     assert created.status_code == 201, created.content
     assert created.json()["embedding_dimension"] == 768
-    assert client.post("/api/v1/stores", {"name": "support"}, format="json").status_code == 409
+    again = client.post("/api/v1/stores", {"name": "support"}, format="json")
+    assert (again.status_code, again.json()["error"]["code"]) == (409, "store_exists")
+    assert MemoryStore.objects.get(tenant=tenant_a.tenant, name="support").embedding_dimension == 768
     updated = client.patch("/api/v1/stores/support", {"description": "Changed", "review_policy": "auto"}, format="json")
     assert updated.status_code == 200 and updated.json()["description"] == "Changed"
+    assert updated.json()["review_policy"] == "auto"
+    store = MemoryStore.objects.get(tenant=tenant_a.tenant, name="support")
+    assert (store.description, store.review_policy) == ("Changed", "auto")
     fixed = client.patch("/api/v1/stores/support", {"embedding_dimension": 384}, format="json")
     assert fixed.status_code == 400 and fixed.json()["error"]["code"] == "immutable_field"
-    client.post("/api/v1/stores/support/memories", {"user_id": "u", "content": "x y z"}, format="json")
+    assert MemoryStore.objects.get(pk=store.pk).embedding_dimension == 768
+    added = client.post("/api/v1/stores/support/memories", {"user_id": "u", "content": "x y z"}, format="json")
+    assert added.status_code == 201, added.content
     deleted = client.delete("/api/v1/stores/support")
-    assert deleted.status_code == 200 and deleted.json()["memories"] == 1
-    assert client.get("/api/v1/stores/support").status_code == 404
+    assert deleted.json() == {"deleted": True, "store": "support", "memories": 1}
+    assert not MemoryStore.objects.filter(pk=store.pk).exists()
+    assert not Memory.objects.filter(store_id=store.pk).exists()
+    gone = client.get("/api/v1/stores/support")
+    assert (gone.status_code, gone.json()["error"]["code"]) == (404, "store_not_found")
 
 
 @pytest.mark.parametrize(
@@ -292,13 +342,18 @@ def test_store_crud(tenant_a):
 def test_store_create_rejects_bad_configuration(tenant_a, body, field):
     response = tenant_a.client("admin").post("/api/v1/stores", body, format="json")
     assert response.status_code == 400, response.content
-    assert field in str(response.json()["error"])
+    assert response.json()["error"]["code"] == "validation_error"
+    assert field in str(response.json()["error"]["details"])
+    assert list(MemoryStore.objects.filter(tenant=tenant_a.tenant).values_list("name", flat=True)) == ["main"]
 
 
 def test_vector_dimensions_follow_the_store(tenant_a):
     client = tenant_a.client("admin")
-    client.post("/api/v1/stores", {"name": "wide", "embedding_provider": "hash", "embedding_dimension": 1536}, format="json")
+    store = client.post("/api/v1/stores", {"name": "wide", "embedding_provider": "hash", "embedding_dimension": 1536},
+                        format="json")
+    assert (store.status_code, store.json()["embedding_dimension"]) == (201, 1536)
     created = client.post("/api/v1/stores/wide/memories", {"user_id": "u", "content": "Wide vectors"}, format="json")
+    assert created.status_code == 201, created.content
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT vector_dims(embedding), embedding_dimension FROM memories_memory WHERE id = %s",

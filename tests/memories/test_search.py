@@ -69,10 +69,8 @@ def test_modes_and_limit_and_min_score(tenant_a, alice_memories):
     assert strict == []
 
 
-def test_store_search_defaults_apply(tenant_a, alice_memories):
-    tenant_a.client("admin").patch(
-        "/api/v1/stores/main", {"search_defaults": {"mode": "keyword", "limit": 1}}, format="json"
-    )
+def test_store_search_defaults_apply(tenant_a, alice_memories, configure_store):
+    configure_store(tenant_a.store, search_defaults={"mode": "keyword", "limit": 1})
     response = tenant_a.client("read").post(SEARCH, {"query": "Alice"}, format="json").json()
     assert response["mode"] == "keyword" and len(response["results"]) == 1
 
@@ -107,8 +105,18 @@ def test_stopword_only_query_still_answers_by_vector(tenant_a, alice_memories):
     assert results and all(hit["keyword_rank"] is None for hit in results)
 
 
-def test_search_never_crosses_stores(tenant_a, tenant_b, alice_memories):
-    assert _search(tenant_b.client("read"), query="green tea") == []
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
+def test_search_never_crosses_stores(tenant_a, tenant_b, alice_memories, add_memory, mode):
+    # The other tenant's store (also named "main") holds the very same sentence for the same user.
+    theirs = add_memory(tenant_b.store, "Alice drinks green tea every morning")
+    ours = {str(memory.pk) for memory in alice_memories.values()}
+
+    found = _search(tenant_b.client("read"), query="green tea", user_id="alice", mode=mode)
+    assert [hit["memory"]["id"] for hit in found] == [str(theirs.pk)]
+
+    found = [hit["memory"]["id"] for hit in _search(tenant_a.client("read"), query="green tea", mode=mode)]
+    assert found[0] == str(alice_memories["tea"].pk)
+    assert set(found) <= ours and str(theirs.pk) not in found
 
 
 def _explain_search(store, search, *, forbid_seqscan=False):
