@@ -1,13 +1,21 @@
-"""Admin plumbing shared by every app: forms and admins that save through services."""
+"""Admin plumbing shared by every app: forms and admins that save through services, inlines that
+show only the latest rows, and the admin site's own settings."""
 
 import copy
 
 from django import forms
 from django.contrib import admin
 from django.db import router, transaction
+from django.forms.models import BaseInlineFormSet
+from django.urls import NoReverseMatch, reverse, reverse_lazy
+from django.utils.functional import cached_property
+from django.utils.http import urlencode
 
 from apps.core.actors import Actor
 from apps.core.errors import ApplicationError
+
+# "View site" opens the API's browsable docs: the service has no site of its own to view.
+admin.site.site_url = reverse_lazy("docs")
 
 
 class ServiceModelForm(forms.ModelForm):
@@ -84,3 +92,59 @@ class ServiceFormAdmin(admin.ModelAdmin):
             # The submission failed (the form or an inline is invalid): undo what a service wrote.
             transaction.set_rollback(True, using=router.db_for_write(self.model))
         return super().render_change_form(request, context, *args, **kwargs)
+
+
+# --- Inlines that show only the latest rows --------------------------------------------------------
+
+
+class LatestRowsFormSet(BaseInlineFormSet):
+    """The parent's latest `row_limit` rows (by `latest_first`), shown in the inline's own order."""
+
+    row_limit = 50
+    latest_first = ("-pk",)
+    full_list_url = None  # set by LatestRowsInline.get_formset
+
+    def get_queryset(self):
+        if not hasattr(self, "_queryset"):
+            rows = super().get_queryset()
+            latest = rows.order_by(*self.latest_first).values("pk")[: self.row_limit]
+            self._queryset = rows.filter(pk__in=latest)
+        return self._queryset
+
+    @cached_property
+    def rows_total(self) -> int:
+        shown = len(self.get_queryset())
+        return shown if shown < self.row_limit else self.queryset.count()
+
+    @property
+    def rows_hidden(self) -> bool:
+        return self.rows_total > len(self.get_queryset())
+
+
+class LatestRowsInline(admin.TabularInline):
+    """A tabular inline of at most `row_limit` rows, the latest by `latest_first`, with a link to the
+    full list (the inline model's changelist, filtered to the parent) when its admin is registered.
+    A page of a session with a 1,000-message transcript would otherwise render every message."""
+
+    formset = LatestRowsFormSet
+    template = "admin/edit_inline/tabular_latest.html"
+    row_limit = 50
+    latest_first = ("-pk",)
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)  # a fresh class per call
+        formset.row_limit = self.row_limit
+        formset.latest_first = self.latest_first
+        formset.full_list_url = self.full_list_url(request, obj, formset.fk)
+        return formset
+
+    def full_list_url(self, request, obj, fk) -> str | None:
+        model_admin = self.admin_site._registry.get(self.model)
+        if obj is None or model_admin is None or not model_admin.has_view_permission(request):
+            return None
+        opts = self.model._meta
+        try:
+            url = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=self.admin_site.name)
+        except NoReverseMatch:
+            return None
+        return f"{url}?{urlencode({f'{fk.name}__{fk.target_field.name}__exact': obj.pk})}"

@@ -2,7 +2,6 @@
 
 from django.contrib import admin
 
-from apps.core.errors import ApplicationError
 from apps.extraction.models import ExtractionJob
 from apps.extraction.services import extraction_job_retry
 from apps.tenancy.admin_base import ReadOnlyTenantAdmin
@@ -17,17 +16,14 @@ class ExtractionJobAdmin(ReadOnlyTenantAdmin):
     ]
     list_filter = ["status", "trigger", "extractor", "store"]
     search_fields = ["=id", "session__external_id", "session__user_id", "error"]
-    list_select_related = ["store", "session"]
     readonly_fields = [field.name for field in ExtractionJob._meta.fields]
     actions = ["retry_failed"]
 
-    @admin.action(description="Retry selected failed jobs")
+    def get_queryset(self, request):
+        # For the list (store labels name their tenant) and for a job's name (its session's external id).
+        # Here rather than in list_select_related, which the changelist ignores once this selects any.
+        return super().get_queryset(request).select_related("store__tenant", "session")
+
+    @admin.action(description="Retry selected failed jobs", permissions=["act"])
     def retry_failed(self, request, queryset):
-        retried, refused = 0, []
-        for job in self.editable_queryset(request, queryset):
-            try:
-                extraction_job_retry(job=job)
-                retried += 1
-            except ApplicationError as exc:
-                refused.append(f"{job.pk}: {exc.message}")
-        self.report(request, f"Retried {retried} job(s)." if retried else None, refused)
+        self.act_on_selected(request, queryset, lambda job: extraction_job_retry(job=job), done="Retried {count} job(s).")

@@ -61,4 +61,5 @@ class ExtractionJob(BaseModel):
         ]
 
     def __str__(self):
-        return f"{self.session_id} ({self.from_seq}, {self.to_seq}] {self.status}"
+        # Reads the session: select_related("session") where jobs are listed by name.
+        return f"Extraction job {str(self.pk)[:8]} of session {self.session.external_id} ({self.status})"

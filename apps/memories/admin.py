@@ -8,13 +8,13 @@ service call made with Actor.for_user(the staff user), so each memory change lea
 
 from django import forms
 from django.conf import settings
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.postgres.forms import SimpleArrayField
 from django.utils.text import Truncator
 from rest_framework import serializers
 
 from apps.core.actors import Actor
-from apps.core.admin import ServiceModelForm
+from apps.core.admin import LatestRowsInline, ServiceModelForm
 from apps.core.embeddings import SUPPORTED_DIMENSIONS
 from apps.core.errors import ApplicationError
 from apps.core.fields import MetadataField
@@ -31,7 +31,6 @@ from apps.memories.services import (
     store_update,
 )
 from apps.tenancy.admin_base import ReadOnlyTenantAdmin, TenantScopedAdmin
-from apps.tenancy.selectors import tenants_for_user
 
 
 def _clean_metadata(value):
@@ -133,20 +132,6 @@ class MemoryStoreAdmin(TenantScopedAdmin):
 # --- Memories ---------------------------------------------------------------------------------------
 
 
-class StoreFilter(admin.SimpleListFilter):
-    """The stores of the user's tenants (RelatedOnlyFieldListFilter would scan every memory for them)."""
-
-    title = "store"
-    parameter_name = "store"
-
-    def lookups(self, request, model_admin):
-        stores = MemoryStore.objects.filter(tenant__in=tenants_for_user(request.user)).select_related("tenant")
-        return [(str(store.pk), str(store)) for store in stores.order_by("tenant__slug", "name")]
-
-    def queryset(self, request, queryset):
-        return queryset.filter(store_id=self.value()) if self.value() else queryset
-
-
 _MEMORY_EDITABLE_FIELDS = ["content", "memory_type", "status", "metadata", "tags", "importance", "confidence"]
 _MEMORY_READONLY_FIELDS = [
     "store", "user_id", "agent_id", "session_id", "source", "provenance", "valid_from", "valid_to",
@@ -225,7 +210,7 @@ class MemoryChangeForm(_MemoryFormFields):
         return memory_update(memory=self.unchanged, changes=changes, actor=self.actor, reason="edited in admin")
 
 
-class MemoryRevisionInline(admin.TabularInline):
+class MemoryRevisionInline(LatestRowsInline):
     model = MemoryRevision
     fk_name = "memory"
     verbose_name = "revision"
@@ -233,6 +218,7 @@ class MemoryRevisionInline(admin.TabularInline):
     fields = ["created_at", "action", "changed_fields", "actor_type", "actor_label", "reason", "before", "after"]
     readonly_fields = fields
     ordering = ["id"]
+    latest_first = ["-id"]
     extra = 0
     can_delete = False
 
@@ -252,10 +238,11 @@ class MemoryRevisionInline(admin.TabularInline):
 @admin.register(Memory)
 class MemoryAdmin(TenantScopedAdmin):
     tenant_path = "store__tenant"
+    own_history = (MemoryRevision, "memory")
     add_form = MemoryCreateForm
     form = MemoryChangeForm
     list_display = ["short_content", "user_id", "store", "memory_type", "status", "source", "created_at"]
-    list_filter = [StoreFilter, "status", "memory_type", "source"]
+    list_filter = ["store", "status", "memory_type", "source"]
     list_select_related = ["store__tenant"]
     search_fields = ["content", "user_id"]
     inlines = [MemoryRevisionInline]
@@ -277,12 +264,6 @@ class MemoryAdmin(TenantScopedAdmin):
     def get_readonly_fields(self, request, obj=None):
         return [] if obj is None else _MEMORY_READONLY_FIELDS
 
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "store":
-            tenants = tenants_for_user(request.user, role=self.edit_role)
-            kwargs["queryset"] = MemoryStore.objects.filter(tenant__in=tenants).select_related("tenant")
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
-
     @admin.display(description="content", ordering="content")
     def short_content(self, obj):
         return Truncator(obj.content).chars(80)
@@ -291,53 +272,38 @@ class MemoryAdmin(TenantScopedAdmin):
         """Approve and reject: any member (the rows are already limited to the user's tenants)."""
         return self.has_view_permission(request)
 
-    def _apply(self, request, memories, service, verb: str, *, statuses) -> None:
+    def _set_status(self, request, queryset, service, verb: str, *, statuses, needs_edit_role=True) -> None:
         actor = Actor.for_user(request.user)
-        done, skipped, failed = 0, 0, []
-        for memory in memories.select_related("store"):
+        labels = dict(Memory.Status.choices)
+
+        def act(memory):
             if memory.status not in statuses:
-                skipped += 1
-                continue
-            try:
-                service(memory=memory, actor=actor)
-            except ApplicationError as exc:
-                failed.append(f"{Truncator(memory.content).chars(40)}: {exc.message}")
-            else:
-                done += 1
-        self.message_user(request, f"{verb} {done} memory(ies).", messages.SUCCESS)
-        if skipped:
-            self.message_user(
-                request, f"Skipped {skipped} memory(ies) not in a status this applies to.", messages.WARNING
-            )
-        for failure in failed:
-            self.message_user(request, failure, messages.ERROR)
+                raise ApplicationError(f"does not apply to a memory that is {labels[memory.status].lower()}.")
+            service(memory=memory, actor=actor)
+
+        self.act_on_selected(request, queryset, act, done=f"{verb} {{count}} memory(ies).",
+                             label=lambda memory: f"“{Truncator(memory.content).chars(40)}”",
+                             needs_edit_role=needs_edit_role)
 
     @admin.action(description="Approve selected memories (pending review → active)", permissions=["review"])
     def approve(self, request, queryset):
-        self._apply(request, queryset, memory_approve, "Approved", statuses=[Memory.Status.PENDING_REVIEW])
+        pending = [Memory.Status.PENDING_REVIEW]
+        self._set_status(request, queryset, memory_approve, "Approved", statuses=pending, needs_edit_role=False)
 
     @admin.action(description="Reject selected memories (pending review → rejected)", permissions=["review"])
     def reject(self, request, queryset):
-        self._apply(request, queryset, memory_reject, "Rejected", statuses=[Memory.Status.PENDING_REVIEW])
-
-    def _editable(self, request, queryset):
-        editable = self.editable_queryset(request, queryset)
-        refused = queryset.count() - editable.count()
-        if refused:
-            self.message_user(
-                request, f"Skipped {refused} memory(ies) of tenants where you are not an admin.", messages.WARNING
-            )
-        return editable
+        pending = [Memory.Status.PENDING_REVIEW]
+        self._set_status(request, queryset, memory_reject, "Rejected", statuses=pending, needs_edit_role=False)
 
     @admin.action(description="Soft delete selected memories", permissions=["change"])
     def soft_delete(self, request, queryset):
         live = [status for status in Memory.Status.values if status != Memory.Status.DELETED]
-        self._apply(request, self._editable(request, queryset), memory_delete, "Deleted", statuses=live)
+        self._set_status(request, queryset, memory_delete, "Deleted", statuses=live)
 
     @admin.action(description="Restore selected memories (deleted or rejected → active)", permissions=["change"])
     def restore(self, request, queryset):
         restorable = [Memory.Status.DELETED, Memory.Status.REJECTED]
-        self._apply(request, self._editable(request, queryset), memory_restore, "Restored", statuses=restorable)
+        self._set_status(request, queryset, memory_restore, "Restored", statuses=restorable)
 
 
 # --- History ----------------------------------------------------------------------------------------
@@ -349,7 +315,7 @@ class MemoryRevisionAdmin(ReadOnlyTenantAdmin):
 
     tenant_path = "store__tenant"
     list_display = ["created_at", "memory_content", "store", "user_id", "action", "actor_type", "actor_label"]
-    list_filter = ["action", "actor_type", StoreFilter]
+    list_filter = ["action", "actor_type", "store"]
     search_fields = ["actor_label", "user_id", "=memory__id"]
     ordering = ["-id"]
 

@@ -127,6 +127,7 @@ class Memory(BaseModel):
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name_plural = "memories"
         indexes = [
             models.Index(fields=["store", "user_id", "status"], name="memory_store_user_status"),
             models.Index(fields=["store", "-created_at"], name="memory_store_created"),

@@ -34,6 +34,7 @@ from django.template.response import TemplateResponse
 from django.utils.cache import add_never_cache_headers
 
 from apps.core.admin import ServiceModelForm
+from apps.core.errors import ApplicationError
 from apps.tenancy.admin_base import SuperuserManagedAdmin, TenantScopedAdmin
 from apps.tenancy.models import ApiKey, Membership, Tenant
 from apps.tenancy.services import (
@@ -285,8 +286,9 @@ class ApiKeyAdmin(TenantScopedAdmin):
 
     @admin.action(description="Revoke selected API keys", permissions=["change"])
     def revoke(self, request, queryset):
-        revoked = 0
-        for api_key in self.editable_queryset(request, queryset).filter(revoked_at__isnull=True):
+        def revoke(api_key):
+            if api_key.is_revoked:
+                raise ApplicationError("already revoked.")
             api_key_revoke(api_key=api_key)
-            revoked += 1
-        self.message_user(request, f"Revoked {revoked} API key(s).", messages.SUCCESS)
+
+        self.act_on_selected(request, queryset, revoke, done="Revoked {count} API key(s).")

@@ -70,6 +70,8 @@ class ApiKey(BaseModel):
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = "API key"
+        verbose_name_plural = "API keys"
 
     def __str__(self):
         return f"{self.name} ({self.prefix}…)"

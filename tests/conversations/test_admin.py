@@ -1,9 +1,15 @@
 """The session admin: working state, checkpoints and event log shown; terminate and restore through services."""
 
-import pytest
+import re
 
-from apps.conversations.models import Checkpoint, Session, SessionEvent
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apps.conversations.models import Checkpoint, Message, Session, SessionEvent
 from apps.memories.models import Memory
+from apps.memories.services import store_create
+from tests.admin_rows import add_admin_rows
 
 BASE = "/api/v1/stores/main/sessions/s-1"
 
@@ -84,3 +90,125 @@ def test_session_page_links_to_exactly_its_extraction_jobs(client, tenant_a):
     assert jobs_page.status_code == 200
     assert jobs_page.context["cl"].result_count == 1
     assert {job.session_id for job in jobs_page.context["cl"].result_list} == {session.pk}
+
+
+def test_session_and_checkpoint_lists_offer_only_the_users_stores(client, tenant_a, tenant_b):
+    for world in (tenant_a, tenant_b):
+        notes = store_create(tenant=world.tenant, name="notes", embedding_provider="hash")
+        add_admin_rows(world, 2, stores=[world.store, notes])
+    client.force_login(tenant_b.reviewer)
+
+    for url in ("/admin/conversations/session/", "/admin/conversations/checkpoint/"):
+        page = client.get(url).content.decode()
+        assert "globex/main" in page and "globex/notes" in page  # the "By store" filter
+        assert "acme/" not in page
+
+
+@pytest.mark.parametrize("rows", [5, 50])
+def test_session_list_queries_do_not_grow_with_its_rows(client, tenant_a, django_assert_num_queries, rows):
+    add_admin_rows(tenant_a, rows)
+    client.force_login(tenant_a.admin)
+    client.get("/admin/conversations/session/")
+
+    # Django's session, user and the user's permissions (2); the user's tenants, and those where they
+    # are an admin (for the actions); the store filter's choices; two counts; the rows, with their
+    # stores and tenants read in the same query.
+    with django_assert_num_queries(10):
+        response = client.get("/admin/conversations/session/")
+    assert response.context["cl"].result_count == rows
+
+
+@pytest.fixture
+def long_transcript(tenant_a):
+    session = add_admin_rows(tenant_a, 1)[0]
+    Message.objects.bulk_create(
+        Message(session=session, seq=seq, role="user", content=[{"text": f"line {seq}"}], text=f"line {seq}")
+        for seq in range(2, 1001)
+    )
+    return session
+
+
+def test_a_long_transcript_shows_its_latest_rows_and_links_to_all_of_them(client, tenant_a, long_transcript):
+    client.force_login(tenant_a.reviewer)
+
+    page = client.get(f"/admin/conversations/session/{long_transcript.pk}/change/").content.decode()
+
+    shown = [int(seq) for seq in re.findall(r'<td class="field-text">\s*<p>line (\d+)</p>', page)]
+    assert shown == list(range(951, 1001))  # the latest 50, in order
+    link = f"/admin/conversations/message/?session__id__exact={long_transcript.pk}"
+    assert "latest 50 of 1000" in page
+    assert f'href="{link}"' in page
+    full_list = client.get(link)
+    assert full_list.status_code == 200
+    assert full_list.context["cl"].result_count == 1000
+    assert len(full_list.context["cl"].result_list) == 100  # one page of it
+
+
+def test_the_session_page_costs_the_same_queries_for_a_short_and_a_long_transcript(client, tenant_a, long_transcript):
+    short = add_admin_rows(tenant_a, 1)[0]
+    client.force_login(tenant_a.reviewer)
+    client.get(f"/admin/conversations/session/{short.pk}/change/")
+
+    with CaptureQueriesContext(connection) as short_page:
+        client.get(f"/admin/conversations/session/{short.pk}/change/")
+    with CaptureQueriesContext(connection) as long_page:
+        client.get(f"/admin/conversations/session/{long_transcript.pk}/change/")
+
+    assert len(long_page) <= len(short_page) + 1  # the count of the capped transcript
+
+
+def test_other_tenants_cannot_read_a_transcript_through_the_full_list(client, tenant_b, long_transcript):
+    client.force_login(tenant_b.admin)
+
+    response = client.get(f"/admin/conversations/message/?session__id__exact={long_transcript.pk}")
+
+    assert response.status_code == 200 and response.context["cl"].result_count == 0
+
+
+def test_the_checkpoint_page_restores_it_for_tenant_admins(client, tenant_a, paused_session):
+    api = tenant_a.client("admin")
+    api.put(f"{BASE}/working-memory/shipping-address", {"value": "somewhere else"}, format="json")
+    checkpoint = Checkpoint.objects.get()
+    page_url = f"/admin/conversations/checkpoint/{checkpoint.pk}/change/"
+    restore_url = f"/admin/conversations/checkpoint/{checkpoint.pk}/restore/"
+    client.force_login(tenant_a.admin)
+
+    page = client.get(page_url).content.decode()
+    confirmation = client.get(restore_url).content.decode()
+    response = client.post(restore_url)
+
+    assert f'href="{restore_url}"' in page
+    assert f'action="{restore_url}"' in confirmation and "csrfmiddlewaretoken" in confirmation
+    assert response.status_code == 302
+    assert response.url == f"/admin/conversations/session/{paused_session.pk}/change/"
+    assert api.get(f"{BASE}/working-memory/shipping-address").json()["value"] == "12 Rua Augusta"
+    restore = SessionEvent.objects.get(event="restore")
+    assert (restore.actor_type, restore.actor_label, restore.checkpoint_id) == ("user", "acme-admin", checkpoint.pk)
+
+
+def test_reviewers_and_other_tenants_get_no_restore_button(client, tenant_a, tenant_b, paused_session):
+    checkpoint = Checkpoint.objects.get()
+    restore_url = f"/admin/conversations/checkpoint/{checkpoint.pk}/restore/"
+    client.force_login(tenant_a.reviewer)
+
+    page = client.get(f"/admin/conversations/checkpoint/{checkpoint.pk}/change/").content.decode()
+    assert restore_url not in page
+    assert client.get(restore_url).status_code == 403
+    assert client.post(restore_url).status_code == 403
+    client.force_login(tenant_b.admin)
+    assert client.post(restore_url).status_code == 302  # not found: back to the admin index
+    assert not SessionEvent.objects.filter(event="restore").exists()
+
+
+def test_a_sessions_history_is_its_event_log(client, tenant_a, paused_session):
+    other = add_admin_rows(tenant_a, 1)[0]
+    client.force_login(tenant_a.reviewer)
+
+    response = client.get(f"/admin/conversations/session/{paused_session.pk}/history/", follow=True)
+
+    assert response.redirect_chain[0][0] == (
+        f"/admin/conversations/sessionevent/?session__id__exact={paused_session.pk}"
+    )
+    events = response.context["cl"].result_list
+    assert [event.event for event in events] and {event.session_id for event in events} == {paused_session.pk}
+    assert other.pk not in {event.session_id for event in events}

@@ -12,6 +12,7 @@ from apps.memories.normalise import content_hash
 from apps.memories.services import memory_delete, memory_update, store_create
 from apps.tenancy.models import Membership
 from apps.tenancy.services import membership_set
+from tests.admin_rows import add_admin_rows
 
 
 def _logged_in(client, user):
@@ -494,8 +495,85 @@ def test_memory_list_filters_by_store_of_own_tenants_only(client, tenant_a, tena
     add_memory(other_store, "In the notes store")
     _logged_in(client, tenant_a.reviewer)
 
-    filtered = client.get(reverse("admin:memories_memory_changelist"), {"store": str(other_store.pk)})
+    filtered = client.get(reverse("admin:memories_memory_changelist"), {"store__id__exact": str(other_store.pk)})
 
     assert filtered.status_code == 200
     assert "In the notes store" in filtered.text and "In the main store" not in filtered.text
     assert "acme/notes" in filtered.text and "globex/main" not in filtered.text  # the filter's choices
+
+
+@pytest.mark.parametrize("rows", [5, 50])
+def test_memory_list_queries_do_not_grow_with_its_rows(client, tenant_a, django_assert_num_queries, rows):
+    add_admin_rows(tenant_a, rows)
+    _logged_in(client, tenant_a.admin)
+    client.get(reverse("admin:memories_memory_changelist"))
+
+    # Django's session, user and the user's permissions (2); the user's tenants, and those where they
+    # are an admin (for the actions); the store filter's choices; two counts; the rows, with their
+    # stores and tenants read in the same query.
+    with django_assert_num_queries(10):
+        response = client.get(reverse("admin:memories_memory_changelist"))
+    assert response.context["cl"].result_count == rows
+
+
+def test_the_history_button_opens_the_memorys_own_revisions(client, tenant_a, add_memory):
+    memory = add_memory(tenant_a.store, "Alice likes tea")
+    memory_update(memory=memory, changes={"content": "Alice likes green tea"}, actor=Actor.for_user(tenant_a.admin))
+    add_memory(tenant_a.store, "Bob likes coffee")
+    _logged_in(client, tenant_a.reviewer)
+
+    page = client.get(reverse("admin:memories_memory_change", args=[memory.pk]))
+    history = client.get(reverse("admin:memories_memory_history", args=[memory.pk]), follow=True)
+
+    assert f'href="{reverse("admin:memories_memory_history", args=[memory.pk])}"' in page.text
+    revisions_url = f'{reverse("admin:memories_memoryrevision_changelist")}?memory__id__exact={memory.pk}'
+    assert history.redirect_chain == [(revisions_url, 302)]
+    revisions = history.context["cl"].result_list
+    assert sorted(revision.action for revision in revisions) == ["create", "update"]
+    assert {revision.memory_id for revision in revisions} == {memory.pk}
+
+
+def test_other_tenants_get_no_history_of_a_memory(client, tenant_b, tenant_a, add_memory):
+    memory = add_memory(tenant_a.store, "Alice likes tea")
+    _logged_in(client, tenant_b.admin)
+
+    response = client.get(reverse("admin:memories_memory_history", args=[memory.pk]))
+
+    assert response.status_code == 302 and response.url == reverse("admin:index")
+
+
+def test_memories_are_called_memories(client, tenant_a):
+    _logged_in(client, tenant_a.reviewer)
+
+    index = client.get(reverse("admin:index")).text
+
+    assert Memory._meta.verbose_name_plural == "memories"
+    assert ">Memories</a>" in index and "Memorys" not in index
+
+
+def test_an_action_reports_what_it_did_and_each_reason_it_refused(client, tenant_a, tenant_b, add_memory):
+    membership_set(tenant=tenant_b.tenant, user=tenant_a.admin, role=Membership.Role.REVIEWER)
+    active = [add_memory(tenant_a.store, f"Alice fact {index}") for index in range(7)]
+    deleted = add_memory(tenant_a.store, "Alice old fact")
+    memory_delete(memory=deleted, actor=Actor.system("test"))
+    foreign = add_memory(tenant_b.store, "Bob old fact")
+    memory_delete(memory=foreign, actor=Actor.system("test"))
+    _logged_in(client, tenant_a.admin)
+
+    response = client.post(
+        reverse("admin:memories_memory_changelist"),
+        {"action": "restore", "_selected_action": [str(memory.pk) for memory in [*active, deleted, foreign]]},
+        follow=True,
+    )
+
+    done, *warnings = [(message.level_tag, str(message)) for message in response.context["messages"]]
+    assert done == ("success", "Restored 1 memory(ies).")
+    assert len(warnings) == 2  # one per reason
+    assert ("warning", "“Bob old fact”: this needs the admin role in its tenant.") in warnings
+    (folded,) = [text for level, text in warnings if "Alice" in text]
+    # Seven memories refused for one reason: five named, the others counted.
+    assert re.fullmatch(r"(“Alice fact \d”, ){4}“Alice fact \d” and 2 more: does not apply to a memory that is active\.",
+                        folded)
+    deleted.refresh_from_db()
+    foreign.refresh_from_db()
+    assert (deleted.status, foreign.status) == ("active", "deleted")

@@ -325,3 +325,23 @@ def test_admin_login_page_renders_for_anonymous_visitors(db, client):
     assert b"csrfmiddlewaretoken" in response.content
     # And an anonymous visitor is sent to log in rather than shown data.
     assert client.get("/admin/memories/memory/").status_code == 302
+
+
+def test_api_keys_are_called_api_keys(client, tenant_a):
+    _logged_in(client, tenant_a.admin)
+
+    index = client.get(reverse("admin:index")).text
+    changelist = client.get(reverse("admin:tenancy_apikey_changelist")).text
+
+    assert (ApiKey._meta.verbose_name, ApiKey._meta.verbose_name_plural) == ("API key", "API keys")
+    assert ">API keys</a>" in index and "Api key" not in index
+    assert "Select API key to change" in changelist or "Select API key to view" in changelist
+
+
+def test_view_site_leads_to_the_api_docs(client, tenant_a):
+    _logged_in(client, tenant_a.admin)
+
+    index = client.get(reverse("admin:index")).text
+
+    assert f'<a href="{reverse("docs")}">View site</a>' in index
+    assert client.get(reverse("docs")).status_code == 200
