@@ -2,6 +2,7 @@
 
 from django.db import transaction
 
+from apps.core.identifiers import normalise_identifier
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 
 
@@ -15,6 +16,7 @@ def memory_hard_delete(*, memory: Memory) -> None:
 def user_erase(*, store: MemoryStore, user_id: str) -> dict:
     """Forget everything about one user of a store: every memory and revision, and every session with
     its messages, working state, checkpoints, event log and extraction jobs."""
+    user_id = normalise_identifier(user_id)
     with transaction.atomic():
         # Sessions first, locked like every writer of their rows locks them (so none adds a row
         # mid-delete); deleting them cascades to the jobs that could otherwise add memories back.
