@@ -168,6 +168,8 @@ SPECTACULAR_SETTINGS = {
         "MemoryTypeEnum": "apps.memories.models.Memory.Type",
         "TaskStatusEnum": "apps.conversations.models.TaskState.Status",
     },
+    # Ids in URL paths (apps.core.identifiers): plain strings, as with Django's own str and path converters.
+    "PATH_CONVERTER_OVERRIDES": {"identifier": str, "identifier_path": str},
 }
 # Bulk writes carry up to 500 memories of up to 8 KiB each, plus metadata.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MEMORYHUB_MAX_REQUEST_BYTES", 10 * 1024 * 1024, minimum=1024)

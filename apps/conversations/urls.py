@@ -2,7 +2,7 @@ from django.urls import path
 
 from apps.conversations.api import context, lifecycle, sessions, working_state
 
-SESSION = "stores/<slug:store_name>/sessions/<str:session_id>"
+SESSION = "stores/<slug:store_name>/sessions/<identifier:session_id>"
 
 urlpatterns = [
     path("stores/<slug:store_name>/sessions", sessions.SessionListApi.as_view(), name="session-list"),

@@ -26,6 +26,13 @@ class CoreConfig(AppConfig):
     label = "core"
 
     def ready(self):
+        from django.urls import register_converter
+
         from apps.core import schema  # noqa: F401  (registers the OpenAPI auth extension)
+        from apps.core.identifiers import IdentifierConverter, IdentifierPathConverter
+
+        # Before any URLconf is loaded (URLconfs load on the first request or check).
+        register_converter(IdentifierConverter, "identifier")
+        register_converter(IdentifierPathConverter, "identifier_path")
 
         os.register_at_fork(before=close_connection_pools_before_fork)

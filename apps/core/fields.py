@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from django.conf import settings
 from rest_framework import serializers
 
+from apps.core.identifiers import normalise_identifier
+
 
 def find_unstorable_text(value: str) -> str | None:
     """Why PostgreSQL would refuse this string, or None: NUL bytes and lone UTF-16 surrogates."""
@@ -63,6 +65,18 @@ class CleanCharField(serializers.CharField):
         if problem:
             raise serializers.ValidationError(f"Text {problem}.")
         return value
+
+
+class IdentifierField(CleanCharField):
+    """A user, agent, session or run id: cleaned like any text, then NFC-normalised (apps.core.identifiers);
+    at most 255 characters after normalisation, the size of every id column."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 255)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        return normalise_identifier(super().to_internal_value(data))
 
 
 class FiniteFloatField(serializers.FloatField):

@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from apps.conversations.serializers.sessions import SessionOutput
-from apps.core.fields import CleanCharField, FiniteFloatField, iso_datetime
+from apps.core.fields import FiniteFloatField, IdentifierField, iso_datetime
 from apps.extraction.models import ExtractionJob
 
 
@@ -51,7 +51,7 @@ class MemoryChangeOutput(serializers.Serializer):
 
 class JobListQuery(serializers.Serializer):
     store = serializers.SlugField(required=False)
-    session_id = CleanCharField(max_length=255, required=False)
+    session_id = IdentifierField(required=False)
     status = serializers.ChoiceField(choices=ExtractionJob.Status.choices, required=False)
 
 

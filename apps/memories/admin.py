@@ -18,6 +18,7 @@ from apps.core.admin import LatestRowsInline, ServiceModelForm
 from apps.core.embeddings import SUPPORTED_DIMENSIONS
 from apps.core.errors import ApplicationError
 from apps.core.fields import MetadataField
+from apps.core.identifiers import IdentifierFormField
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.services import (
     MemoryInput,
@@ -165,6 +166,7 @@ class MemoryCreateForm(_MemoryFormFields):
     class Meta:
         model = Memory
         fields = ["store", "user_id", "agent_id", "session_id", *_MEMORY_EDITABLE_FIELDS]
+        field_classes = {name: IdentifierFormField for name in ("user_id", "agent_id", "session_id")}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

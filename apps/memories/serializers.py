@@ -2,7 +2,14 @@ from django.conf import settings
 from rest_framework import serializers
 
 from apps.core.embeddings import PROVIDERS, SUPPORTED_DIMENSIONS
-from apps.core.fields import CleanCharField, FiniteFloatField, MetadataField, StrictIntegerField, iso_datetime
+from apps.core.fields import (
+    CleanCharField,
+    FiniteFloatField,
+    IdentifierField,
+    MetadataField,
+    StrictIntegerField,
+    iso_datetime,
+)
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.store_settings import extraction_settings_for, extractor_problem, working_state_settings_for
 
@@ -87,11 +94,11 @@ class StoreOutput(serializers.ModelSerializer):
 
 
 class MemoryCreateInput(serializers.Serializer):
-    user_id = CleanCharField(max_length=255)
+    user_id = IdentifierField()
     content = CleanCharField()
     memory_type = serializers.ChoiceField(choices=Memory.Type.choices, default=Memory.Type.FACT)
-    agent_id = CleanCharField(max_length=255, required=False, allow_blank=True, default="")
-    session_id = CleanCharField(max_length=255, required=False, allow_blank=True, default="")
+    agent_id = IdentifierField(required=False, allow_blank=True, default="")
+    session_id = IdentifierField(required=False, allow_blank=True, default="")
     metadata = MetadataField(required=False, default=dict)
     tags = serializers.ListField(
         child=CleanCharField(max_length=64), required=False, default=list, max_length=settings.MEMORYHUB_MAX_TAGS
@@ -135,8 +142,8 @@ class MemoryPatchInput(serializers.Serializer):
         ],
         required=False,
     )
-    agent_id = CleanCharField(max_length=255, required=False, allow_blank=True)
-    session_id = CleanCharField(max_length=255, required=False, allow_blank=True)
+    agent_id = IdentifierField(required=False, allow_blank=True)
+    session_id = IdentifierField(required=False, allow_blank=True)
     valid_to = serializers.DateTimeField(required=False, allow_null=True)
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
     reason = CleanCharField(required=False, allow_blank=True, max_length=2000, default="")
@@ -229,9 +236,9 @@ class SearchInput(serializers.Serializer):
     mode = serializers.ChoiceField(choices=["hybrid", "vector", "keyword"], required=False)
     limit = StrictIntegerField(min_value=1, max_value=100, required=False)
     min_score = FiniteFloatField(min_value=-1.0, max_value=1.0, required=False, allow_null=True)
-    user_id = CleanCharField(max_length=255, required=False)
-    agent_id = CleanCharField(max_length=255, required=False)
-    session_id = CleanCharField(max_length=255, required=False)
+    user_id = IdentifierField(required=False)
+    agent_id = IdentifierField(required=False)
+    session_id = IdentifierField(required=False)
     memory_types = serializers.ListField(
         child=serializers.ChoiceField(choices=Memory.Type.choices), required=False, max_length=4
     )
@@ -262,9 +269,9 @@ class UserEraseOutput(serializers.Serializer):
 
 
 class MemoryListQuery(serializers.Serializer):
-    user_id = CleanCharField(max_length=255, required=False)
-    agent_id = CleanCharField(max_length=255, required=False, allow_blank=True)
-    session_id = CleanCharField(max_length=255, required=False, allow_blank=True)
+    user_id = IdentifierField(required=False)
+    agent_id = IdentifierField(required=False, allow_blank=True)
+    session_id = IdentifierField(required=False, allow_blank=True)
     memory_type = serializers.ChoiceField(choices=Memory.Type.choices, required=False)
     status = serializers.ChoiceField(choices=Memory.Status.choices, required=False)
     tag = CleanCharField(max_length=64, required=False)

@@ -3,10 +3,13 @@
 import hashlib
 
 from rest_framework import serializers
+from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.actors import Actor
+from apps.core.fields import find_unstorable_text
+from apps.core.identifiers import normalise_identifier
 from apps.tenancy import services as tenancy_services
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -14,6 +17,26 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 # different answer (a compare-and-set PUT: 409; a DELETE: 404) for a write that succeeded.
 IDEMPOTENT_METHODS = ("POST", "PATCH", "PUT", "DELETE")
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
+MAX_ID_LENGTH = 255  # IdempotencyRecord.user_ids and session_ids, like every id column
+
+
+def _ids_under(value, key: str) -> set[str]:
+    """Every id stored under `key` at any depth of a JSON value, NFC-normalised as stored ids are. Strings
+    no id column could hold (too long, NUL...) are left out: the request sending them was refused."""
+    found, pending = set(), [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            for name, inner in node.items():
+                if name != key:
+                    pending.append(inner)
+                elif isinstance(inner, str) and inner and find_unstorable_text(inner) is None:
+                    identifier = normalise_identifier(inner)
+                    if len(identifier) <= MAX_ID_LENGTH:
+                        found.add(identifier)
+        elif isinstance(node, list | tuple):
+            pending.extend(node)
+    return found
 
 
 class _Replay(Exception):
@@ -27,6 +50,9 @@ class ApiView(APIView):
     `Idempotency-Key` on writes (a retry with the same key and request gets the first response)."""
 
     required_scopes: dict[str, str] = {}
+    # False for a write whose response must not outlive it (erasing a user answers with the user's id);
+    # such a write is naturally idempotent, and a retry runs it again.
+    keeps_idempotent_responses = True
     _idempotency_record = None
 
     @property
@@ -37,6 +63,8 @@ class ApiView(APIView):
         super().initial(request, *args, **kwargs)  # authentication and permissions first
         key = request.headers.get(IDEMPOTENCY_HEADER)
         if key is None or request.method not in IDEMPOTENT_METHODS or request.auth is None:
+            return
+        if not self.keeps_idempotent_responses:
             return
         if self.required_scopes.get(request.method) == "read":
             return  # a read sent as POST (search, context): nothing to do twice, nothing worth storing
@@ -67,10 +95,26 @@ class ApiView(APIView):
         response = super().finalize_response(request, response, *args, **kwargs)
         record, self._idempotency_record = self._idempotency_record, None
         if record is not None:
+            body = getattr(response, "data", None)
+            user_ids, session_ids = self.idempotency_subjects(request, body)
             tenancy_services.idempotency_complete(
-                record=record, status_code=response.status_code, body=getattr(response, "data", None)
+                record=record, status_code=response.status_code, body=body, user_ids=user_ids, session_ids=session_ids
             )
         return response
+
+    def idempotency_subjects(self, request, body) -> tuple[set[str], set[str]]:
+        """The user ids and session ids a kept response concerns, so erasing a user forgets it: those named
+        in the request, in the response, and the session in the URL (a working-memory value, a checkpoint
+        or an error about someone else's session does not name its user, but its session is in the path)."""
+        try:
+            sent = request.data
+        except APIException:  # a body that could not be parsed: the response is that error
+            sent = None
+        user_ids = _ids_under(sent, "user_id") | _ids_under(body, "user_id")
+        session_ids = _ids_under(sent, "session_id") | _ids_under(body, "session_id")
+        if isinstance(self.kwargs.get("session_id"), str):
+            session_ids.add(self.kwargs["session_id"])
+        return user_ids, session_ids
 
     def _forget_idempotency_claim(self) -> None:
         record, self._idempotency_record = self._idempotency_record, None

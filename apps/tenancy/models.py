@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 
 from apps.core.models import BaseModel
@@ -100,9 +101,17 @@ class IdempotencyRecord(models.Model):
     response_body = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # Whose data the request and its response hold, so erasing a user finds the responses to forget;
+    # set on completion. Null: not known (in progress, or stored before these columns existed).
+    user_ids = ArrayField(models.CharField(max_length=255), null=True, blank=True)
+    session_ids = ArrayField(models.CharField(max_length=255), null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["api_key", "key"], name="unique_idempotency_key")]
+        indexes = [
+            GinIndex(fields=["user_ids"], name="idempotency_user_ids"),
+            GinIndex(fields=["session_ids"], name="idempotency_session_ids"),
+        ]
 
     def __str__(self):
         return f"{self.key} ({self.status_code or 'in progress'})"

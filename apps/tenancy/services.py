@@ -4,6 +4,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -150,14 +151,36 @@ def idempotency_claim(*, api_key: ApiKey, key: str, request_hash: str) -> Idempo
     raise ConflictError("Could not claim the Idempotency-Key; retry.", code="idempotency_in_progress")
 
 
-def idempotency_complete(*, record: IdempotencyRecord, status_code: int, body) -> None:
-    """Keep the response for retries; a server error is not kept, so a retry runs the request again."""
+def idempotency_complete(*, record: IdempotencyRecord, status_code: int, body, user_ids=(), session_ids=()) -> None:
+    """Keep the response for retries, with the users and sessions it concerns (see idempotency_forget);
+    a server error is not kept, so a retry runs the request again."""
     if status_code >= 500:
         IdempotencyRecord.objects.filter(pk=record.pk).delete()
         return
     IdempotencyRecord.objects.filter(pk=record.pk).update(
-        status_code=status_code, response_body=body, completed_at=timezone.now()
+        status_code=status_code,
+        response_body=body,
+        completed_at=timezone.now(),
+        user_ids=sorted(user_ids),
+        session_ids=sorted(session_ids),
     )
+
+
+def idempotency_forget(*, tenant: Tenant, user_id: str, session_ids: list[str]) -> int:
+    """Delete the kept responses of a tenant's requests that concern a user: those naming the user, or one
+    of the user's sessions (a working-memory value or a checkpoint says nothing of its user). For erasure.
+
+    A record does not say which store it wrote to, so the match is tenant-wide: the same user or session
+    id in another store of the tenant loses its kept responses too, and a late retry of one runs again.
+    Responses kept before the users and sessions of a response were recorded (user_ids null but complete)
+    are all forgotten: any of them may hold the user's data, and they expire within a day anyway. A
+    request still in progress is left alone: it records whom it concerns only when it completes, and a
+    write racing an erase can land after it anyway (a client that keeps writing keeps the user alive).
+    """
+    concerns_user = Q(user_ids__contains=[user_id]) | Q(session_ids__overlap=session_ids)
+    unknown = Q(user_ids__isnull=True, status_code__isnull=False)
+    deleted, _ = IdempotencyRecord.objects.filter(concerns_user | unknown, api_key__tenant=tenant).delete()
+    return deleted
 
 
 def idempotency_purge_expired() -> int:

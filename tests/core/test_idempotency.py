@@ -124,3 +124,56 @@ def test_reads_sent_as_post_store_nothing(writer):
     response = writer.post("/api/v1/stores/main/search", {"query": "tea"}, format="json", HTTP_IDEMPOTENCY_KEY="s-1")
     assert response.status_code == 200 and "Idempotent-Replayed" not in response.headers
     assert not IdempotencyRecord.objects.exists()
+
+
+# --- Erasing a user forgets the kept responses that concern them -------------------------------------
+
+
+def _erase(tenant, user_id, **headers):
+    return tenant.client("admin").delete(f"/api/v1/stores/main/users/{user_id}", **headers)
+
+
+def test_kept_responses_record_the_users_and_sessions_they_concern(writer):
+    _append(writer, "think", key="pad")
+    writer.post("/api/v1/stores/main/memories", {"user_id": "alice", "content": "Alice likes tea", "session_id": "s-9"},
+                format="json", HTTP_IDEMPOTENCY_KEY="mem")
+    records = {record.key: record for record in IdempotencyRecord.objects.all()}
+    assert (records["pad"].user_ids, records["pad"].session_ids) == ([], ["s-1"])  # from the URL
+    assert (records["mem"].user_ids, records["mem"].session_ids) == (["alice"], ["s-9"])
+
+
+def test_erasing_a_user_forgets_responses_about_them_and_their_sessions_only(tenant_a, tenant_b, writer):
+    _append(writer, "alice's secret", key="alice-pad")
+    memory = {"user_id": "alice", "content": "Alice likes tea"}
+    writer.post("/api/v1/stores/main/memories", memory, format="json", HTTP_IDEMPOTENCY_KEY="alice-memory")
+    # Bob writing to Alice's session is refused with a message that names her.
+    refused = writer.post(f"{SESSION}/messages", {"user_id": "bob", "messages": [{"role": "user", "content": "hi"}]},
+                          format="json", HTTP_IDEMPOTENCY_KEY="bob-refused")
+    assert refused.status_code == 409 and "alice" in refused.content.decode()
+    writer.post("/api/v1/stores/main/memories", {"user_id": "bob", "content": "Bob likes tea"}, format="json",
+                HTTP_IDEMPOTENCY_KEY="bob-memory")
+    tenant_b.client("write").post("/api/v1/stores/main/memories", memory, format="json",
+                                  HTTP_IDEMPOTENCY_KEY="alice-at-globex")
+
+    assert _erase(tenant_a, "alice").status_code == 200
+
+    assert set(IdempotencyRecord.objects.values_list("key", flat=True)) == {"bob-memory", "alice-at-globex"}
+
+
+def test_erasing_forgets_responses_kept_before_subjects_were_recorded_but_not_requests_in_progress(tenant_a, writer):
+    _append(writer, "think", key="old")
+    _append(writer, "think", key="running")
+    IdempotencyRecord.objects.filter(key="old").update(user_ids=None, session_ids=None)
+    IdempotencyRecord.objects.filter(key="running").update(user_ids=None, session_ids=None, status_code=None)
+
+    assert _erase(tenant_a, "nobody").status_code == 200
+
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["running"]
+
+
+def test_an_erase_keeps_no_response_that_would_name_the_user(tenant_a, writer):
+    first = _erase(tenant_a, "alice", HTTP_IDEMPOTENCY_KEY="erase-1")
+    again = _erase(tenant_a, "alice", HTTP_IDEMPOTENCY_KEY="erase-1")
+    assert first.json()["sessions"] == 1 and again.json()["sessions"] == 0
+    assert "Idempotent-Replayed" not in again.headers
+    assert not IdempotencyRecord.objects.filter(key="erase-1").exists()

@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from apps.conversations.context import FORMATS, KINDS
-from apps.core.fields import CleanCharField, FiniteFloatField, StrictIntegerField
+from apps.core.fields import CleanCharField, FiniteFloatField, IdentifierField, StrictIntegerField
 
 MIN_TOKEN_BUDGET = 50
 MAX_TOKEN_BUDGET = 200_000
@@ -9,9 +9,9 @@ MAX_TOKEN_BUDGET = 200_000
 
 class ContextInput(serializers.Serializer):
     query = CleanCharField(max_length=4000, help_text="What the agent is about to answer; ranks the memories.")
-    user_id = CleanCharField(max_length=255)
-    session_id = CleanCharField(max_length=255, required=False, allow_null=True, default=None,
-                                help_text="Adds the session's working state (task, working memory, scratchpad).")
+    user_id = IdentifierField()
+    session_id = IdentifierField(required=False, allow_null=True, default=None,
+                                 help_text="Adds the session's working state (task, working memory, scratchpad).")
     token_budget = StrictIntegerField(required=False, default=2000, min_value=MIN_TOKEN_BUDGET,
                                       max_value=MAX_TOKEN_BUDGET, help_text="Estimated as ceil(characters / 4).")
     kinds = serializers.ListField(

@@ -3,7 +3,7 @@ from rest_framework import serializers
 from apps.conversations.serializers.sessions import SessionOutput
 from apps.conversations.serializers.working_state import TaskStatePutInput, TtlField, WorkingMemoryItemInput
 from apps.conversations.services.lifecycle import Outcome
-from apps.core.fields import CleanCharField, FiniteFloatField, MetadataField
+from apps.core.fields import CleanCharField, FiniteFloatField, IdentifierField, MetadataField
 
 # --- Checkpoints ------------------------------------------------------------------------------------
 
@@ -54,8 +54,8 @@ class CheckpointCreateOutput(CheckpointOutput):
 
 
 class SpawnInput(serializers.Serializer):
-    user_id = CleanCharField(max_length=255, required=False, help_text="Required when the session is new.")
-    agent_id = CleanCharField(max_length=255, required=False, allow_blank=True, default="")
+    user_id = IdentifierField(required=False, help_text="Required when the session is new.")
+    agent_id = IdentifierField(required=False, allow_blank=True, default="")
     metadata = MetadataField(required=False, default=dict)
     working_memory = WorkingMemoryItemInput(many=True, required=False, default=list)
     task_state = TaskStatePutInput(required=False, allow_null=True, default=None)

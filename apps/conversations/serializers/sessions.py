@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from apps.conversations.models import Message, Session
-from apps.core.fields import CleanCharField, MetadataField, StorableJSONField, StrictIntegerField
+from apps.core.fields import IdentifierField, MetadataField, StorableJSONField, StrictIntegerField
 
 
 class MessageInput(serializers.Serializer):
@@ -13,16 +13,16 @@ class MessageInput(serializers.Serializer):
 
 
 class IngestInput(serializers.Serializer):
-    user_id = CleanCharField(max_length=255)
-    agent_id = CleanCharField(max_length=255, required=False, allow_blank=True, default="")
-    run_id = CleanCharField(max_length=255, required=False, allow_blank=True, default="")
+    user_id = IdentifierField()
+    agent_id = IdentifierField(required=False, allow_blank=True, default="")
+    run_id = IdentifierField(required=False, allow_blank=True, default="")
     metadata = MetadataField(required=False, default=dict)
     messages = MessageInput(many=True, allow_empty=False)
 
 
 class SessionListQuery(serializers.Serializer):
-    user_id = CleanCharField(max_length=255, required=False)
-    agent_id = CleanCharField(max_length=255, required=False)
+    user_id = IdentifierField(required=False)
+    agent_id = IdentifierField(required=False)
     status = serializers.ChoiceField(choices=Session.Status.choices, required=False)
 
 

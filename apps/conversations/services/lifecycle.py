@@ -25,6 +25,7 @@ from apps.conversations.services.working_state import (
 )
 from apps.core.actors import Actor
 from apps.core.errors import ApplicationError, ConflictError, NotFoundError
+from apps.core.identifiers import normalise_identifier
 from apps.extraction import services as extraction_services
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.services import MemoryInput, memory_create
@@ -73,6 +74,8 @@ def session_spawn(
 ) -> LifecycleResult:
     """Create the session (or reactivate a paused one) with optional initial working state, atomically."""
     started = time.monotonic()
+    external_id, agent_id = normalise_identifier(external_id), normalise_identifier(agent_id)
+    user_id = normalise_identifier(user_id) if user_id else user_id
     with transaction.atomic():
         session = Session.objects.select_for_update().filter(store=store, external_id=external_id).first()
         created = False

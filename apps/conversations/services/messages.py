@@ -9,6 +9,7 @@ from django.utils import timezone
 from apps.conversations.content import normalise_content
 from apps.conversations.models import Message, Session
 from apps.core.errors import ConflictError, PayloadTooLargeError
+from apps.core.identifiers import normalise_identifier
 from apps.extraction import services as extraction_services
 from apps.memories.models import MemoryStore
 
@@ -65,6 +66,9 @@ def messages_ingest(
         raise PayloadTooLargeError(
             f"{len(messages)} messages in one request; the limit is {limit}.", code="batch_too_large"
         )
+    session_external_id, user_id, agent_id, run_id = map(
+        normalise_identifier, (session_external_id, user_id, agent_id, run_id)
+    )
     prepared = []
     for index, message in enumerate(messages):
         blocks, text = normalise_content(message.content, where=f"messages[{index}]")

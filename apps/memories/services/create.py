@@ -1,6 +1,6 @@
 """Adding memories: one, or many in one transaction, with duplicates of live content returned, not copied."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.conf import settings
@@ -10,6 +10,7 @@ from django.utils import timezone
 from apps.core.actors import Actor
 from apps.core.bulk import copy_rows
 from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
+from apps.core.identifiers import normalise_identifier
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.normalise import content_hash
 from apps.memories.services.revisions import memory_snapshot, revision_for
@@ -59,6 +60,16 @@ def embed_texts(store: MemoryStore, texts: list[str], known: dict[str, list[floa
     return [known[text] if text in known else fresh[text] for text in texts]
 
 
+def _with_normalised_ids(item: MemoryInput) -> MemoryInput:
+    """The item with its ids in NFC (apps.core.identifiers), whoever the caller: API, admin, task or command."""
+    return replace(
+        item,
+        user_id=normalise_identifier(item.user_id),
+        agent_id=normalise_identifier(item.agent_id),
+        session_id=normalise_identifier(item.session_id),
+    )
+
+
 def _find_live_duplicates(store: MemoryStore, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
     if not keys:
         return {}
@@ -93,6 +104,7 @@ def memory_bulk_create(
         )
     for item in items:
         check_content(store, item.content)
+    items = [_with_normalised_ids(item) for item in items]
     digests = [content_hash(item.content) for item in items]
 
     # Embedding can be slow (a model, or an HTTP API) so it happens before the transaction opens;

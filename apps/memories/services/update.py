@@ -5,6 +5,7 @@ from django.utils import timezone
 
 from apps.core.actors import Actor
 from apps.core.errors import ApplicationError, ConflictError
+from apps.core.identifiers import normalise_identifier
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.normalise import content_hash
 from apps.memories.services.create import check_content, embed_texts
@@ -33,6 +34,10 @@ def memory_update(
     unknown = sorted(set(changes) - set(_EDITABLE_FIELDS))
     if unknown:
         raise ApplicationError(f"Cannot change {', '.join(unknown)}.", code="validation_error")
+    changes = {
+        name: normalise_identifier(value) if name in ("agent_id", "session_id") else value
+        for name, value in changes.items()
+    }
     store = memory.store
     new_vector = None
     new_hash = None
