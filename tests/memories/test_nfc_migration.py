@@ -1,4 +1,4 @@
-"""memories.0005_nfc_identifiers: ids written before the API normalised them are rewritten in NFC."""
+"""memories.0006_nfc_identifiers: ids written before the API normalised them are rewritten in NFC."""
 
 import importlib
 
@@ -8,7 +8,7 @@ from django.db import IntegrityError, connection, transaction
 
 from apps.memories.models import Memory, MemoryRevision
 
-migration = importlib.import_module("apps.memories.migrations.0005_nfc_identifiers")
+migration = importlib.import_module("apps.memories.migrations.0006_nfc_identifiers")
 
 COMPOSED = "Jos\u00e9"
 DECOMPOSED = "Jose\u0301"
@@ -72,7 +72,7 @@ def test_a_live_duplicate_in_the_other_form_is_superseded_with_a_revision(tenant
     assert duplicate.valid_to is not None
     revision = duplicate.revisions.order_by("-id").first()
     assert (revision.actor_type, revision.user_id) == ("system", COMPOSED)
-    assert "0005_nfc_identifiers" in revision.actor_label and str(kept.pk) in revision.reason
+    assert "0006_nfc_identifiers" in revision.actor_label and str(kept.pk) in revision.reason
     assert revision.before["status"] == "active" and revision.after["status"] == "superseded"
     assert {"status", "superseded_by_id", "valid_to"} <= set(revision.changed_fields)
     assert (deleted.status, deleted.user_id) == ("deleted", COMPOSED)

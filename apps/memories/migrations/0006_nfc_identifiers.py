@@ -73,7 +73,7 @@ def _retire_duplicate(Memory, MemoryRevision, memory, survivor, ids: dict) -> No
         before=before,
         after=after,
         actor_type="system",
-        actor_label="migration memories.0005_nfc_identifiers",
+        actor_label="migration memories.0006_nfc_identifiers",
         reason=f"same content as memory {survivor.pk} once the user id is in Unicode NFC",
     )
     logger.warning("Memory %s superseded by %s: the same content once its user id is in NFC.", memory.pk, survivor.pk)
@@ -118,6 +118,6 @@ def normalise_identifiers(apps, schema_editor) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memories", "0004_store_working_memory_config")]
+    dependencies = [("memories", "0005_memory_verbose_name_plural")]
 
     operations = [migrations.RunPython(normalise_identifiers, migrations.RunPython.noop)]

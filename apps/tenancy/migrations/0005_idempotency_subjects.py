@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tenancy', '0003_idempotency_purge_schedule'),
+        ('tenancy', '0004_apikey_verbose_names'),
     ]
 
     operations = [
