@@ -5,6 +5,7 @@ import math
 from datetime import UTC, datetime
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
@@ -106,6 +107,7 @@ class StorableJSONField(serializers.JSONField):
         return value
 
 
+@extend_schema_field({"type": "object", "additionalProperties": {}})
 class MetadataField(StorableJSONField):
     """A JSON object of bounded size whose strings PostgreSQL can store."""
 
