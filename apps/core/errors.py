@@ -71,6 +71,8 @@ def _first_message(detail) -> str:
 
 
 def _validation_response(detail) -> Response:
+    if not isinstance(detail, dict):  # ValidationError("...") of the request as a whole: details stay an object
+        detail = {"non_field_errors": detail if isinstance(detail, list) else [detail]}
     return Response(
         error_body("validation_error", _first_message(detail) or "Invalid input.", detail),
         status=status.HTTP_400_BAD_REQUEST,

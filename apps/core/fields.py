@@ -5,6 +5,7 @@ import math
 from datetime import UTC, datetime
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.core.identifiers import normalise_identifier
@@ -47,13 +48,23 @@ def check_json_tree(value, path: str = "") -> None:
             raise serializers.ValidationError(f"{path or 'value'} must be a finite number")
     elif isinstance(value, dict):
         for key, inner in value.items():
-            problem = find_unstorable_text(key)
+            problem = find_unstorable_text(str(key))  # str: DRF's error details number list items
             if problem:
                 raise serializers.ValidationError(f"key {key!r} {problem}")
             check_json_tree(inner, f"{path}.{key}" if path else key)
     elif isinstance(value, list):
         for index, inner in enumerate(value):
             check_json_tree(inner, f"{path}[{index}]")
+
+
+def is_storable_json(value) -> bool:
+    """Whether PostgreSQL can store this JSON value (jsonb): no NUL, no lone surrogate, no NaN."""
+    try:
+        check_json_depth(value)
+        check_json_tree(value)
+    except serializers.ValidationError:
+        return False
+    return True
 
 
 class CleanCharField(serializers.CharField):
@@ -110,6 +121,7 @@ class StorableJSONField(serializers.JSONField):
         return value
 
 
+@extend_schema_field({"type": "object", "additionalProperties": {}})
 class MetadataField(StorableJSONField):
     """A JSON object of bounded size whose strings PostgreSQL can store."""
 

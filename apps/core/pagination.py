@@ -10,8 +10,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import Cursor, CursorPagination
 
 
-class CheckedCursorPagination(CursorPagination):
-    """DRF's cursor pagination, strict about the cursor it is handed back.
+class ApiCursorPagination(CursorPagination):
+    """The cursor pagination of every list: DRF's, strict about the cursor it is handed back, `page_size`
+    settable, and described in the schema as it answers: `{results, next, previous}`, both links always
+    there (null at either end).
 
     DRF answers a cursor it cannot decode with a 404, decodes base64 leniently, and hands the position
     inside the cursor to the database unchecked: `p=notadate` on a list ordered by seq was a 500
@@ -20,6 +22,7 @@ class CheckedCursorPagination(CursorPagination):
     A bad `page_size` falls back to the default (DRF's behaviour, kept).
     """
 
+    page_size_query_param = "page_size"
     invalid_cursor_message = "Invalid cursor: pass the cursor of a `next` or `previous` link back unchanged."
 
     def paginate_queryset(self, queryset, request, view=None):
@@ -59,19 +62,39 @@ class CheckedCursorPagination(CursorPagination):
             raise ValueError("naive datetime in cursor position")
 
 
-class NewestFirstCursorPagination(CheckedCursorPagination):
+    @classmethod
+    def query_parameters(cls) -> tuple[str, ...]:
+        return (cls.cursor_query_param, cls.page_size_query_param)
+
+    def get_paginated_response_schema(self, schema):
+        body = super().get_paginated_response_schema(schema)
+        body["required"] = ["next", "previous", "results"]
+        for link in ("next", "previous"):
+            body["properties"][link].pop("example", None)
+            body["properties"][link]["description"] = f"The URL of the {link} page; null when there is none."
+        return body
+
+    def get_schema_operation_parameters(self, view):
+        cursor, page_size = super().get_schema_operation_parameters(view)
+        cursor["description"] = "The cursor of a `next` or `previous` link; an invalid one is a 400."
+        page_size["description"] = (
+            f"Items per page: default {self.page_size}, at most {self.max_page_size} (larger values are capped; "
+            "values that are not a positive whole number mean the default)."
+        )
+        return [cursor, page_size]
+
+
+class NewestFirstCursorPagination(ApiCursorPagination):
     ordering = ("-created_at", "-id")
     page_size = 50
-    page_size_query_param = "page_size"
     max_page_size = 500
 
 
-def ordered_by(*fields: str, page_size: int = 100, max_page_size: int = 1000) -> type[CursorPagination]:
+def ordered_by(*fields: str, page_size: int = 100, max_page_size: int = 1000) -> type[ApiCursorPagination]:
     """A cursor pagination in the order of `fields` (ascending unless prefixed with "-"), for logs and
     sequences read front to back: messages by seq, working memory by key, events by id."""
     return type(
         "OrderedCursorPagination",
-        (CheckedCursorPagination,),
-        {"ordering": fields, "page_size": page_size, "page_size_query_param": "page_size",
-         "max_page_size": max_page_size},
+        (ApiCursorPagination,),
+        {"ordering": fields, "page_size": page_size, "max_page_size": max_page_size},
     )

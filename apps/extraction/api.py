@@ -1,8 +1,7 @@
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from apps.conversations.api.sessions import SessionScopedView
-from apps.core.api import validated
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.extraction import selectors, services
 from apps.extraction.serializers import FlushOutput, FlushQuery, JobListQuery, JobOutput
@@ -11,29 +10,36 @@ from apps.tenancy.api_base import ApiView
 
 class JobListApi(ApiView):
     required_scopes = {"GET": "read"}
+    query_serializers = {"GET": JobListQuery}
+    paginators = {"GET": NewestFirstCursorPagination}
 
     @extend_schema(
-        parameters=[JobListQuery, OpenApiParameter("cursor", str), OpenApiParameter("page_size", int)],
         responses=JobOutput(many=True),
         summary="List extraction jobs",
+        description="The extraction jobs of the stores the key may use, newest first, one page at a time, "
+                    "optionally of one store, one session or in one status: the message range each covers, its "
+                    "attempts, error and how many memories it added, updated or deleted.",
     )
     def get(self, request):
-        query = validated(JobListQuery, request.query_params)
+        query = self.query()
         jobs = selectors.job_list(
             api_key=request.auth,
             store_name=query.get("store"),
             session_id=query.get("session_id"),
             status=query.get("status"),
         )
-        paginator = NewestFirstCursorPagination()
-        page = paginator.paginate_queryset(jobs, request, view=self)
-        return paginator.get_paginated_response(JobOutput(page, many=True).data)
+        return self.paginated_response(jobs, lambda page: JobOutput(page, many=True).data)
 
 
 class JobDetailApi(ApiView):
     required_scopes = {"GET": "read"}
 
-    @extend_schema(responses=JobOutput, summary="Get an extraction job")
+    @extend_schema(
+        responses=JobOutput,
+        summary="Get an extraction job",
+        description="One extraction job: its status (queued, running, succeeded, failed), the message range, "
+                    "attempts and last error, timings and the counts of memory changes it made.",
+    )
     def get(self, request, job_id):
         return Response(JobOutput(selectors.job_get(api_key=request.auth, job_id=job_id)).data)
 
@@ -41,7 +47,12 @@ class JobDetailApi(ApiView):
 class JobRetryApi(ApiView):
     required_scopes = {"POST": "write"}
 
-    @extend_schema(request=None, responses=JobOutput, summary="Retry a failed extraction job")
+    @extend_schema(
+        responses=JobOutput,
+        summary="Retry a failed extraction job",
+        description="Queue a failed extraction job again with a fresh set of attempts; it takes no request body. "
+                    "A job that has not failed is a 409.",
+    )
     def post(self, request, job_id):
         job = services.extraction_job_retry(job=selectors.job_get(api_key=request.auth, job_id=job_id))
         return Response(JobOutput(selectors.job_get(api_key=request.auth, job_id=job.pk)).data)
@@ -49,17 +60,18 @@ class JobRetryApi(ApiView):
 
 class SessionFlushApi(SessionScopedView):
     required_scopes = {"POST": "write"}
+    query_serializers = {"POST": FlushQuery}
 
     @extend_schema(
-        parameters=[FlushQuery],
-        request=None,
         responses=FlushOutput,
         summary="Extract everything not yet extracted and wait for it",
+        description="Schedule the extraction of every message of the session not yet extracted and wait up to "
+                    "`wait` seconds for it; it takes no request body. The answer says whether everything is "
+                    "extracted (`complete`), with the jobs and the memory changes they made.",
     )
     def post(self, request, store_name, session_id):
         session = self.get_session()
-        wait = validated(FlushQuery, request.query_params)["wait"]
-        jobs, complete = services.extraction_flush_and_wait(session=session, wait_seconds=wait)
+        jobs, complete = services.extraction_flush_and_wait(session=session, wait_seconds=self.query()["wait"])
         body = {
             "complete": complete,
             "session": session,

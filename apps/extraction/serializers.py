@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from apps.conversations.serializers.sessions import SessionOutput
+from apps.core.api import QuerySerializer
 from apps.core.fields import FiniteFloatField, IdentifierField, iso_datetime
 from apps.extraction.models import ExtractionJob
 
@@ -49,13 +50,13 @@ class MemoryChangeOutput(serializers.Serializer):
     message_seqs = serializers.ListField(child=serializers.IntegerField())
 
 
-class JobListQuery(serializers.Serializer):
+class JobListQuery(QuerySerializer):
     store = serializers.SlugField(required=False)
     session_id = IdentifierField(required=False)
     status = serializers.ChoiceField(choices=ExtractionJob.Status.choices, required=False)
 
 
-class FlushQuery(serializers.Serializer):
+class FlushQuery(QuerySerializer):
     wait = FiniteFloatField(required=False, default=10.0, min_value=0, max_value=60,
                             help_text="Seconds to wait for the extraction (default 10, at most 60).")
 

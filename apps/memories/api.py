@@ -3,7 +3,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from apps.core.api import query_bool, validated
 from apps.core.errors import ApplicationError, PayloadTooLargeError
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.memories import selectors, services
@@ -11,14 +10,18 @@ from apps.memories.serializers import (
     MemoryBulkInput,
     MemoryBulkOutput,
     MemoryCreateInput,
+    MemoryDeleteOutput,
+    MemoryDeleteQuery,
     MemoryListQuery,
     MemoryOutput,
     MemoryPatchInput,
     MemoryWriteOutput,
-    RevisionOutput,
+    RevisionListOutput,
     SearchInput,
     SearchOutput,
     StoreCreateInput,
+    StoreDeleteOutput,
+    StoreListOutput,
     StoreOutput,
     StoreUpdateInput,
     UserEraseOutput,
@@ -38,38 +41,68 @@ class StoreScopedView(ApiView):
 
 class StoreListCreateApi(ApiView):
     required_scopes = {"GET": READ, "POST": ADMIN}
+    body_serializers = {"POST": StoreCreateInput}
 
-    @extend_schema(responses=StoreOutput(many=True), summary="List memory stores")
+    @extend_schema(
+        responses=StoreListOutput,
+        operation_id="stores_list",
+        summary="List memory stores",
+        description="The memory stores of the key's tenant that the key may use (all of them unless the key is "
+                    "limited to named stores), with their settings and the limits in effect.",
+    )
     def get(self, request):
         stores = selectors.store_list(api_key=request.auth)
-        return Response({"results": StoreOutput(stores, many=True).data})
+        return Response(StoreListOutput({"results": stores}).data)
 
-    @extend_schema(request=StoreCreateInput, responses={201: StoreOutput}, summary="Create a memory store")
+    @extend_schema(
+        responses={201: StoreOutput},
+        summary="Create a memory store",
+        description="Create a store of memories. Its embedder (`hash`, `local` or `openai`) and dimension are "
+                    "fixed at creation; the review policy, search defaults, content limit, extraction and "
+                    "working-memory settings can be changed later. Needs the admin scope and a key that is not "
+                    "limited to named stores; a name already taken is a 409.",
+    )
     def post(self, request):
         if request.auth.store_names:
             raise ApplicationError(
                 "API keys limited to named stores cannot create stores.", code="permission_denied", status_code=403
             )
-        data = validated(StoreCreateInput, request.data)
-        store = services.store_create(tenant=request.auth.tenant, **data)
+        store = services.store_create(tenant=request.auth.tenant, **self.body())
         return Response(StoreOutput(store).data, status=status.HTTP_201_CREATED)
 
 
 class StoreDetailApi(StoreScopedView):
     required_scopes = {"GET": READ, "PATCH": ADMIN, "DELETE": ADMIN}
+    body_serializers = {"PATCH": StoreUpdateInput}
 
-    @extend_schema(responses=StoreOutput, summary="Get a memory store")
+    @extend_schema(
+        responses=StoreOutput,
+        summary="Get a memory store",
+        description="One store with its settings: `extraction_settings` and `working_memory_limits` show the "
+                    "values in effect (the store's overrides over the server defaults).",
+    )
     def get(self, request, store_name):
         return Response(StoreOutput(self.get_store()).data)
 
-    @extend_schema(request=StoreUpdateInput, responses=StoreOutput, summary="Update a memory store")
+    @extend_schema(
+        responses=StoreOutput,
+        summary="Update a memory store",
+        description="Change the description, review policy, search defaults, content limit, or the overrides in "
+                    "`extraction_config` and `working_memory_config` (a key set to null returns to the default). "
+                    "The name and the embedder are fixed: changing them is refused with a 400.",
+    )
     def patch(self, request, store_name):
         store = self.get_store()
-        changes = validated(StoreUpdateInput, request.data, partial=True)
+        changes = self.body(partial=True)
         store = services.store_update(store=store, changes=dict(changes))
         return Response(StoreOutput(store).data)
 
-    @extend_schema(responses={200: None}, summary="Delete a memory store and all its memories")
+    @extend_schema(
+        responses=StoreDeleteOutput,
+        summary="Delete a memory store and all its memories",
+        description="Delete the store for good, with every memory and revision, session, message, working state "
+                    "and extraction job in it. Answers with the number of memories deleted.",
+    )
     def delete(self, request, store_name):
         deleted = services.store_delete(store=self.get_store())
         return Response({"deleted": True, "store": store_name, **deleted})
@@ -84,41 +117,42 @@ def _memory_input(data: dict) -> services.MemoryInput:
 
 class MemoryListCreateApi(StoreScopedView):
     required_scopes = {"GET": READ, "POST": WRITE}
+    body_serializers = {"POST": MemoryCreateInput}
+    query_serializers = {"GET": MemoryListQuery}
+    paginators = {"GET": NewestFirstCursorPagination}
 
     @extend_schema(
         parameters=[
-            MemoryListQuery,
-            OpenApiParameter("metadata.<key>", str, description="Filter on a metadata value, e.g. metadata.plan=pro"),
-            OpenApiParameter("cursor", str),
-            OpenApiParameter("page_size", int),
+            OpenApiParameter("metadata.<key>", str, description="Filter on a metadata value, e.g. metadata.plan=pro "
+                                                                "(compared as text; one parameter per key)"),
         ],
         responses=MemoryOutput(many=True),
         summary="List memories",
+        description="The store's memories, newest first, one page at a time (follow `next`). Deleted memories "
+                    "are left out unless `status=deleted` is asked for, expired ones unless `include_expired`. "
+                    "Every filter narrows the list; an unknown parameter is a 400, never ignored.",
     )
     def get(self, request, store_name):
         store = self.get_store()
-        query = validated(MemoryListQuery, request.query_params)
-        metadata = {
-            key.removeprefix("metadata."): value
-            for key, value in request.query_params.items()
-            if key.startswith("metadata.") and len(key) > len("metadata.")
-        }
-        memories = selectors.memory_list(store=store, filters=selectors.MemoryFilters(**query, metadata=metadata))
-        paginator = NewestFirstCursorPagination()
-        page = paginator.paginate_queryset(memories, request, view=self)
-        for memory in page:
-            memory.store = store
-        return paginator.get_paginated_response(MemoryOutput(page, many=True).data)
+        memories = selectors.memory_list(store=store, filters=selectors.MemoryFilters(**self.query()))
+
+        def render(page):
+            for memory in page:
+                memory.store = store
+            return MemoryOutput(page, many=True).data
+
+        return self.paginated_response(memories, render)
 
     @extend_schema(
-        request=MemoryCreateInput,
         responses={201: MemoryWriteOutput, 200: MemoryWriteOutput},
         summary="Add a memory (returns the existing one, duplicate=true, for known content)",
+        description="Store one memory for a user. Content the user already has (after Unicode, case and "
+                    "whitespace normalisation) is not stored twice: the answer is then a 200 with the existing "
+                    "memory and `duplicate: true`. Content longer than the store's `max_content_length` is a 413.",
     )
     def post(self, request, store_name):
         store = self.get_store()
-        data = validated(MemoryCreateInput, request.data)
-        result = services.memory_create(store=store, item=_memory_input(data), actor=self.actor)
+        result = services.memory_create(store=store, item=_memory_input(self.body()), actor=self.actor)
         return Response(
             MemoryWriteOutput(result).data, status=status.HTTP_200_OK if result.duplicate else status.HTTP_201_CREATED
         )
@@ -126,8 +160,15 @@ class MemoryListCreateApi(StoreScopedView):
 
 class MemoryBulkCreateApi(StoreScopedView):
     required_scopes = {"POST": WRITE}
+    body_serializers = {"POST": MemoryBulkInput}
 
-    @extend_schema(request=MemoryBulkInput, responses={201: MemoryBulkOutput}, summary="Add up to 500 memories at once")
+    @extend_schema(
+        responses={201: MemoryBulkOutput},
+        summary="Add up to 500 memories at once",
+        description="Store several memories in one transaction: all of them or, on any error, none. Each result "
+                    "says whether the memory was new or a duplicate of one the user already had. More memories "
+                    "than the server's bulk limit (default 500) is a 413.",
+    )
     def post(self, request, store_name):
         store = self.get_store()
         items = request.data.get("memories") if isinstance(request.data, dict) else None
@@ -136,7 +177,7 @@ class MemoryBulkCreateApi(StoreScopedView):
                 f"{len(items)} memories in one request; the limit is {settings.MEMORYHUB_MAX_BULK}.",
                 code="batch_too_large",
             )
-        data = validated(MemoryBulkInput, request.data)
+        data = self.body()
         results = services.memory_bulk_create(
             store=store, items=[_memory_input(item) for item in data["memories"]], actor=self.actor
         )
@@ -147,59 +188,88 @@ class MemoryBulkCreateApi(StoreScopedView):
 
 class MemoryDetailApi(StoreScopedView):
     required_scopes = {"GET": READ, "PATCH": WRITE, "DELETE": WRITE}
+    body_serializers = {"PATCH": MemoryPatchInput}
+    query_serializers = {"DELETE": MemoryDeleteQuery}
 
     def get_memory(self):
         return selectors.memory_get(store=self.get_store(), memory_id=self.kwargs["memory_id"])
 
-    @extend_schema(responses=MemoryOutput, summary="Get a memory")
+    @extend_schema(
+        responses=MemoryOutput,
+        summary="Get a memory",
+        description="One memory of the store, whatever its status (active, pending review, rejected, "
+                    "superseded or deleted), with its metadata, provenance and validity.",
+    )
     def get(self, request, store_name, memory_id):
         return Response(MemoryOutput(self.get_memory()).data)
 
-    @extend_schema(request=MemoryPatchInput, responses=MemoryOutput, summary="Change a memory")
+    @extend_schema(
+        responses=MemoryOutput,
+        summary="Change a memory",
+        description="Change the content, type, metadata, tags, importance, confidence, status, validity or "
+                    "expiry of a memory; each change is recorded in its history with the optional `reason`. "
+                    "Setting `status` to active restores a soft-deleted memory.",
+    )
     def patch(self, request, store_name, memory_id):
         memory = self.get_memory()
-        changes = dict(validated(MemoryPatchInput, request.data))
+        changes = dict(self.body())
         reason = changes.pop("reason", "")
         memory = services.memory_update(memory=memory, changes=changes, actor=self.actor, reason=reason)
         return Response(MemoryOutput(memory).data)
 
     @extend_schema(
-        parameters=[OpenApiParameter("hard", bool, description="Remove the memory and its history for good")],
-        responses={200: None},
+        responses=MemoryDeleteOutput,
         summary="Delete a memory (soft by default)",
+        description="Soft-delete a memory: it leaves search and lists but stays restorable, and the deletion is "
+                    "recorded in its history. With `hard=true` (admin scope) the memory and its whole history "
+                    "are removed for good.",
     )
     def delete(self, request, store_name, memory_id):
-        hard = query_bool(request, "hard")
-        if hard and not request.auth.has_scope(ADMIN):
+        query = self.query()
+        if query["hard"] and not request.auth.has_scope(ADMIN):
             raise ApplicationError(
                 "Hard delete needs the 'admin' scope.", code="permission_denied", status_code=403
             )
         memory = self.get_memory()
-        if hard:
+        if query["hard"]:
             services.memory_hard_delete(memory=memory)
             return Response({"deleted": True, "hard": True, "id": str(memory_id)})
-        reason = request.query_params.get("reason", "")
-        memory = services.memory_delete(memory=memory, actor=self.actor, reason=reason)
+        memory = services.memory_delete(memory=memory, actor=self.actor, reason=query["reason"])
         return Response({"deleted": True, "hard": False, "id": str(memory_id), "memory": MemoryOutput(memory).data})
 
 
 class MemoryHistoryApi(StoreScopedView):
     required_scopes = {"GET": READ}
 
-    @extend_schema(responses=RevisionOutput(many=True), summary="A memory's history, oldest first")
+    @extend_schema(
+        responses=RevisionListOutput,
+        operation_id="stores_memories_history_list",
+        summary="A memory's history, oldest first",
+        description="Every revision of a memory, oldest first: the action (create, update, status_change, "
+                    "delete, restore), the fields it changed with their values before and after, who made it (an API "
+                    "key, a staff user or the system, such as an extraction job) and why.",
+    )
     def get(self, request, store_name, memory_id):
         memory = selectors.memory_get(store=self.get_store(), memory_id=memory_id)
         revisions = selectors.memory_history(memory=memory)
-        return Response({"results": RevisionOutput(revisions, many=True).data})
+        return Response(RevisionListOutput({"results": revisions}).data)
 
 
 class SearchApi(StoreScopedView):
     required_scopes = {"POST": READ}
+    body_serializers = {"POST": SearchInput}
 
-    @extend_schema(request=SearchInput, responses=SearchOutput, summary="Search memories (hybrid, vector or keyword)")
+    @extend_schema(
+        responses=SearchOutput,
+        summary="Search memories (hybrid, vector or keyword)",
+        description="Rank the store's active, unexpired memories against a query: `hybrid` fuses vector and "
+                    "full-text rankings, `vector` uses cosine similarity, `keyword` PostgreSQL full text. Filters "
+                    "(user, agent, session, types, tags, metadata containment) narrow the candidates; each hit "
+                    "carries its score and the ranks behind it. A read: the read scope is enough.",
+    )
     def post(self, request, store_name):
         store = self.get_store()
-        data = validated(SearchInput, request.data)
+        data = self.body()
         defaults = store.search_defaults
         search = selectors.SearchQuery(
             query=data["query"],
@@ -224,7 +294,13 @@ class UserEraseApi(StoreScopedView):
     # (and answers with zero counts), so a retry needs no stored answer.
     keeps_idempotent_responses = False
 
-    @extend_schema(responses=UserEraseOutput, summary="Forget a user: delete every memory and revision")
+    @extend_schema(
+        responses={200: UserEraseOutput},
+        summary="Forget a user: delete every memory and revision",
+        description="Erase everything the store holds about one user, for good: every memory and revision, and "
+                    "every session with its messages, working state, checkpoints, event log and extraction "
+                    "jobs. Answers with the counts; a user with nothing stored gets zeros.",
+    )
     def delete(self, request, store_name, user_id):
         counts = services.user_erase(store=self.get_store(), user_id=user_id)
         return Response(UserEraseOutput({"user_id": user_id, **counts}).data)

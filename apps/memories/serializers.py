@@ -1,6 +1,7 @@
 from django.conf import settings
 from rest_framework import serializers
 
+from apps.core.api import QuerySerializer
 from apps.core.embeddings import PROVIDERS, SUPPORTED_DIMENSIONS
 from apps.core.fields import (
     CleanCharField,
@@ -88,6 +89,16 @@ class StoreOutput(serializers.ModelSerializer):
 
     def get_working_memory_limits(self, store) -> dict:
         return working_state_settings_for(store).as_dict()
+
+
+class StoreListOutput(serializers.Serializer):
+    results = StoreOutput(many=True)
+
+
+class StoreDeleteOutput(serializers.Serializer):
+    deleted = serializers.BooleanField()
+    store = serializers.CharField()
+    memories = serializers.IntegerField(help_text="Memories deleted with the store.")
 
 
 # --- Memories ---------------------------------------------------------------------------------------
@@ -214,6 +225,13 @@ class MemoryBulkOutput(serializers.Serializer):
     results = MemoryWriteOutput(many=True)
 
 
+class MemoryDeleteOutput(serializers.Serializer):
+    deleted = serializers.BooleanField()
+    hard = serializers.BooleanField()
+    id = serializers.UUIDField()
+    memory = MemoryOutput(required=False, help_text="The memory, now with status deleted (soft deletes only).")
+
+
 class RevisionOutput(serializers.Serializer):
     id = serializers.IntegerField()
     action = serializers.CharField()
@@ -226,6 +244,10 @@ class RevisionOutput(serializers.Serializer):
     reason = serializers.CharField()
     context = serializers.JSONField()
     created_at = serializers.DateTimeField()
+
+
+class RevisionListOutput(serializers.Serializer):
+    results = RevisionOutput(many=True)
 
 
 # --- Search -----------------------------------------------------------------------------------------
@@ -268,7 +290,9 @@ class UserEraseOutput(serializers.Serializer):
     messages = serializers.IntegerField()
 
 
-class MemoryListQuery(serializers.Serializer):
+class MemoryListQuery(QuerySerializer):
+    parameter_prefixes = ("metadata.",)
+
     user_id = IdentifierField(required=False)
     agent_id = IdentifierField(required=False, allow_blank=True)
     session_id = IdentifierField(required=False, allow_blank=True)
@@ -278,3 +302,21 @@ class MemoryListQuery(serializers.Serializer):
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
     include_expired = serializers.BooleanField(required=False, default=False)
+
+    def validate(self, attrs):
+        # metadata.<key>=<value>: a metadata filter per parameter, compared as text.
+        if "metadata." in self.initial_data:
+            raise serializers.ValidationError({"metadata.": ["Name the key: metadata.<key>=<value>."]})
+        attrs["metadata"] = {
+            key.removeprefix("metadata."): value
+            for key, value in self.initial_data.items()
+            if key.startswith("metadata.")
+        }
+        return attrs
+
+
+class MemoryDeleteQuery(QuerySerializer):
+    hard = serializers.BooleanField(required=False, default=False,
+                                    help_text="Remove the memory and its history for good (admin scope).")
+    reason = CleanCharField(required=False, allow_blank=True, max_length=2000, default="",
+                            help_text="Recorded in the memory's history (soft deletes).")

@@ -22,10 +22,14 @@ class ApiKeyOutput(serializers.Serializer):
 
 
 class ApiKeyInfoApi(ApiView):
-    """What the calling key may do: lets a client check its configuration before it needs it."""
-
     required_scopes = {"GET": "read"}
 
-    @extend_schema(responses=ApiKeyOutput, summary="The calling API key: tenant, scopes, allowed stores")
+    @extend_schema(
+        responses=ApiKeyOutput,
+        summary="The calling API key: tenant, scopes, allowed stores",
+        description="What the calling API key may do: its tenant, scopes, whether it can write, and the stores "
+                    "it is limited to (null: every store). Lets a client check its configuration before it "
+                    "needs it.",
+    )
     def get(self, request):
         return Response(ApiKeyOutput(request.auth).data)

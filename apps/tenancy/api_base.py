@@ -1,15 +1,19 @@
-"""The base of every API view: API-key scopes per method, the acting key, and `Idempotency-Key` on writes."""
+"""The base of every API view: API-key scopes per method, the inputs each method reads (anything else is
+refused), the acting key, and `Idempotency-Key` on writes."""
 
 import hashlib
 
 from rest_framework import serializers
 from rest_framework.exceptions import APIException
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from apps.core.actors import Actor
+from apps.core.api import QuerySerializer, refuse_body, refuse_unknown_fields, refuse_unknown_parameters, validated
 from apps.core.fields import find_unstorable_text
 from apps.core.identifiers import normalise_identifier
+from apps.core.pagination import ApiCursorPagination
 from apps.tenancy import services as tenancy_services
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -46,10 +50,17 @@ class _Replay(Exception):
 
 
 class ApiView(APIView):
-    """Base for API views: declares scopes per method, knows who is acting, and honours
-    `Idempotency-Key` on writes (a retry with the same key and request gets the first response)."""
+    """Base for API views. Each view declares per method its scope and what it reads besides the path:
+    the serializer of its JSON body, the serializer of its query parameters, its pagination. A field or
+    parameter it does not declare is a 400 naming it, before the handler runs: a misspelt filter must
+    never be ignored (a search for "userid" would answer with every user's memories). The view knows
+    who is acting and honours `Idempotency-Key` on writes (a retry with the same key and request gets
+    the first response)."""
 
     required_scopes: dict[str, str] = {}
+    body_serializers: dict[str, type[serializers.Serializer]] = {}
+    query_serializers: dict[str, type[QuerySerializer]] = {}
+    paginators: dict[str, type[ApiCursorPagination]] = {}
     # False for a write whose response must not outlive it (erasing a user answers with the user's id);
     # such a write is naturally idempotent, and a retry runs it again.
     keeps_idempotent_responses = True
@@ -59,15 +70,56 @@ class ApiView(APIView):
     def actor(self) -> Actor:
         return Actor.for_api_key(self.request.auth)
 
+    def accepts_idempotency_key(self, method: str) -> bool:
+        # Not a read sent as POST (search, context): nothing to do twice, nothing worth storing.
+        return (self.keeps_idempotent_responses and method in IDEMPOTENT_METHODS
+                and self.required_scopes.get(method) != "read")
+
+    def body(self, **kwargs) -> dict:
+        """The request body, validated by the method's declared serializer."""
+        return validated(self.body_serializers[self.request.method], self.request.data, **kwargs)
+
+    def query(self) -> dict:
+        """The query parameters, validated by the method's declared serializer."""
+        return validated(self.query_serializers[self._declared_method()], self.request.query_params)
+
+    def paginated_response(self, queryset, render) -> Response:
+        """One page of `queryset` by the method's declared pagination; `render(page)` gives its items."""
+        paginator = self.paginators[self._declared_method()]()
+        page = paginator.paginate_queryset(queryset, self.request, view=self)
+        return paginator.get_paginated_response(render(page))
+
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication and permissions first
+        # The claim hashes the raw body, which must come before DRF parses it from the stream; a request
+        # refused next is answered, and kept for its retries, like any other 400.
+        self._claim_idempotency_key(request)
+        self._refuse_undeclared_input(request)
+
+    def _declared_method(self) -> str:
+        return "GET" if self.request.method == "HEAD" else self.request.method
+
+    def _refuse_undeclared_input(self, request) -> None:
+        method = self._declared_method()
+        if not hasattr(self, method.lower()):
+            return  # no such handler: DRF answers 405
+        query, paginator = self.query_serializers.get(method), self.paginators.get(method)
+        refuse_unknown_parameters(
+            # `format` is DRF's own (content negotiation): read, never ignored.
+            [name for name in request.query_params if name != api_settings.URL_FORMAT_OVERRIDE],
+            known=[*(query().fields if query else ()), *(paginator.query_parameters() if paginator else ())],
+            prefixes=getattr(query, "parameter_prefixes", ()),
+        )
+        body = self.body_serializers.get(method)
+        if body is None:
+            refuse_body(request.data)
+        else:
+            refuse_unknown_fields(body, request.data)
+
+    def _claim_idempotency_key(self, request) -> None:
         key = request.headers.get(IDEMPOTENCY_HEADER)
-        if key is None or request.method not in IDEMPOTENT_METHODS or request.auth is None:
+        if key is None or request.auth is None or not self.accepts_idempotency_key(request.method):
             return
-        if not self.keeps_idempotent_responses:
-            return
-        if self.required_scopes.get(request.method) == "read":
-            return  # a read sent as POST (search, context): nothing to do twice, nothing worth storing
         key = key.strip()
         if not key or len(key) > MAX_IDEMPOTENCY_KEY_LENGTH or not key.isprintable():
             raise serializers.ValidationError(

@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.core.errors import ApplicationError, ConflictError
+from apps.core.fields import is_storable_json
 from apps.tenancy.models import ApiKey, IdempotencyRecord, Membership, Tenant
 from apps.tenancy.selectors import api_key_hash
 
@@ -152,9 +153,10 @@ def idempotency_claim(*, api_key: ApiKey, key: str, request_hash: str) -> Idempo
 
 
 def idempotency_complete(*, record: IdempotencyRecord, status_code: int, body, user_ids=(), session_ids=()) -> None:
-    """Keep the response for retries, with the users and sessions it concerns (see idempotency_forget);
-    a server error is not kept, so a retry runs the request again."""
-    if status_code >= 500:
+    """Keep the response for retries, with the users and sessions it concerns (see idempotency_forget).
+    Not kept, so that a retry runs the request again: a server error, and an answer PostgreSQL cannot
+    store (a 400 quoting a NUL of the request: such a request wrote nothing)."""
+    if status_code >= 500 or not is_storable_json(body):
         IdempotencyRecord.objects.filter(pk=record.pk).delete()
         return
     IdempotencyRecord.objects.filter(pk=record.pk).update(

@@ -177,3 +177,16 @@ def test_an_erase_keeps_no_response_that_would_name_the_user(tenant_a, writer):
     assert first.json()["sessions"] == 1 and again.json()["sessions"] == 0
     assert "Idempotent-Replayed" not in again.headers
     assert not IdempotencyRecord.objects.filter(key="erase-1").exists()
+
+
+def test_an_answer_echoing_text_postgresql_cannot_store_is_not_kept_and_not_a_500(tenant_a, add_memory):
+    # Found by schema fuzzing: a 400 quoting a NUL from the request could not be stored for replay.
+    memory = add_memory(tenant_a.store, "Alice likes tea")
+    client = tenant_a.client("write")
+    url = f"/api/v1/stores/main/memories/{memory.pk}"
+
+    for _ in range(2):
+        response = client.patch(url, {"memory_type": "fact\u0000"}, format="json", HTTP_IDEMPOTENCY_KEY="nul-1")
+        assert response.status_code == 400, response.content
+        assert "Idempotent-Replayed" not in response.headers
+    assert not IdempotencyRecord.objects.filter(key="nul-1").exists()

@@ -4,18 +4,25 @@ from rest_framework.response import Response
 from apps.conversations import selectors
 from apps.conversations.context import context_assemble
 from apps.conversations.serializers.context import ContextInput, ContextOutput
-from apps.core.api import validated
 from apps.memories.api import READ, StoreScopedView
 
 
 class ContextApi(StoreScopedView):
     required_scopes = {"POST": READ}
+    body_serializers = {"POST": ContextInput}
 
-    @extend_schema(request=ContextInput, responses=ContextOutput,
-                   summary="Assemble a ready-to-inject memory block for a query, within a token budget")
+    @extend_schema(
+        responses=ContextOutput,
+        summary="Assemble a ready-to-inject memory block for a query, within a token budget",
+        description="Everything an agent should know before answering, as one block to put in the prompt (XML, "
+                    "Markdown or JSON) that never exceeds `token_budget` estimated tokens: the user's facts, "
+                    "episodes and procedures ranked against `query`, and with `session_id` the session's working "
+                    "state. The answer lists what was included and what was left out. A read: the read scope is "
+                    "enough.",
+    )
     def post(self, request, store_name):
         store = self.get_store()
-        data = validated(ContextInput, request.data)
+        data = self.body()
         session = None
         if data["session_id"] is not None:
             session = selectors.session_get(store=store, external_id=data["session_id"])

@@ -1,6 +1,6 @@
 """Checkpoints, lifecycle transitions and the session event log."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
@@ -9,6 +9,7 @@ from apps.conversations.api.sessions import SessionScopedView
 from apps.conversations.serializers.lifecycle import (
     CheckpointCreateInput,
     CheckpointCreateOutput,
+    CheckpointDeleteOutput,
     CheckpointDetailOutput,
     CheckpointOutput,
     CheckpointRestoreInput,
@@ -21,7 +22,6 @@ from apps.conversations.serializers.lifecycle import (
     lifecycle_body,
 )
 from apps.conversations.serializers.sessions import SessionOutput
-from apps.core.api import validated
 from apps.core.pagination import NewestFirstCursorPagination, ordered_by
 from apps.memories.api import READ, WRITE
 
@@ -33,25 +33,37 @@ EventsInOrder = ordered_by("id")
 
 class CheckpointListApi(SessionScopedView):
     required_scopes = {"GET": READ, "POST": WRITE}
+    body_serializers = {"POST": CheckpointCreateInput}
+    paginators = {"GET": NewestFirstCursorPagination}
 
     @extend_schema(
-        parameters=[OpenApiParameter("cursor", str), OpenApiParameter("page_size", int)],
         responses=CheckpointOutput(many=True),
         summary="List the session's checkpoints, newest first (without snapshots)",
+        description="The session's unexpired checkpoints, newest first, one page at a time: manual ones and the "
+                    "automatic ones taken by pause, each with what it holds (counts, size) and when it expires, "
+                    "without the snapshot itself.",
     )
     def get(self, request, store_name, session_id):
         session = self.get_session()
-        paginator = NewestFirstCursorPagination()
-        page = paginator.paginate_queryset(selectors.checkpoint_list(session=session), request, view=self)
-        for checkpoint in page:
-            checkpoint.session = session
-        return paginator.get_paginated_response(CheckpointOutput(page, many=True).data)
 
-    @extend_schema(request=CheckpointCreateInput, responses={201: CheckpointCreateOutput},
-                   summary="Snapshot the session's working state")
+        def render(page):
+            for checkpoint in page:
+                checkpoint.session = session
+            return CheckpointOutput(page, many=True).data
+
+        return self.paginated_response(selectors.checkpoint_list(session=session), render)
+
+    @extend_schema(
+        responses={201: CheckpointCreateOutput},
+        summary="Snapshot the session's working state",
+        description="Take a manual checkpoint: a snapshot of the working memory, task state, scratchpad and "
+                    "message high-water mark, expiring after `ttl_seconds` (default: the store's, 7 days; 0: "
+                    "never). At the store's `max_checkpoints` a manual checkpoint is refused with a 409; a "
+                    "terminated session's state is read-only (409).",
+    )
     def post(self, request, store_name, session_id):
         session = self.get_session()
-        data = validated(CheckpointCreateInput, request.data)
+        data = self.body()
         result = services.checkpoint_create(
             session=session, description=data["description"], ttl_seconds=data.get("ttl_seconds"), actor=self.actor
         )
@@ -67,11 +79,21 @@ class CheckpointScopedView(SessionScopedView):
 class CheckpointDetailApi(CheckpointScopedView):
     required_scopes = {"GET": READ, "DELETE": WRITE}
 
-    @extend_schema(responses=CheckpointDetailOutput, summary="Get a checkpoint with its snapshot")
+    @extend_schema(
+        responses=CheckpointDetailOutput,
+        summary="Get a checkpoint with its snapshot",
+        description="One unexpired checkpoint with its snapshot: the working-memory items, the task state and "
+                    "the scratchpad entries as they were when it was taken.",
+    )
     def get(self, request, store_name, session_id, checkpoint_id):
         return Response(CheckpointDetailOutput(self.get_checkpoint()).data)
 
-    @extend_schema(request=None, responses={200: None}, summary="Delete a checkpoint")
+    @extend_schema(
+        responses=CheckpointDeleteOutput,
+        summary="Delete a checkpoint",
+        description="Delete one checkpoint. Allowed for terminated sessions too: deleting is how old state is "
+                    "cleaned up.",
+    )
     def delete(self, request, store_name, session_id, checkpoint_id):
         services.checkpoint_delete(checkpoint=self.get_checkpoint())
         return Response({"deleted": True, "id": str(checkpoint_id)})
@@ -79,12 +101,19 @@ class CheckpointDetailApi(CheckpointScopedView):
 
 class CheckpointRestoreApi(CheckpointScopedView):
     required_scopes = {"POST": WRITE}
+    body_serializers = {"POST": CheckpointRestoreInput}
 
-    @extend_schema(request=CheckpointRestoreInput, responses=LifecycleOutput,
-                   summary="Replace the session's working state with the checkpoint's (the checkpoint stays)")
+    @extend_schema(
+        responses=LifecycleOutput,
+        summary="Replace the session's working state with the checkpoint's (the checkpoint stays)",
+        description="Restore a checkpoint atomically: by default the working memory, task state and scratchpad "
+                    "are replaced by the snapshot's; with `clear_current: false` the snapshot's keys are merged "
+                    "into the current ones. The checkpoint stays, and the restore is written to the event log. "
+                    "A terminated session's state is read-only (409).",
+    )
     def post(self, request, store_name, session_id, checkpoint_id):
         checkpoint = self.get_checkpoint()
-        data = validated(CheckpointRestoreInput, request.data)
+        data = self.body()
         result = services.checkpoint_restore(checkpoint=checkpoint, clear_current=data["clear_current"],
                                              actor=self.actor)
         return Response({"success": True, "event": "restore", "duration_ms": result.duration_ms,
@@ -96,12 +125,18 @@ class CheckpointRestoreApi(CheckpointScopedView):
 
 class SessionSpawnApi(SessionScopedView):
     required_scopes = {"POST": WRITE}
+    body_serializers = {"POST": SpawnInput}
 
-    @extend_schema(request=SpawnInput, responses={200: LifecycleOutput, 201: LifecycleOutput},
-                   summary="Start a session (201) or reactivate a paused one, with optional initial working state")
+    @extend_schema(
+        responses={200: LifecycleOutput, 201: LifecycleOutput},
+        summary="Start a session (201) or reactivate a paused one, with optional initial working state",
+        description="Create the session (201; `user_id` is then required) or reactivate a paused one (200), "
+                    "with optional working-memory items, task state and metadata, all or nothing. Spawning an "
+                    "active or terminated session, or one of another user, is a 409.",
+    )
     def post(self, request, store_name, session_id):
         store = self.get_store()
-        data = validated(SpawnInput, request.data)
+        data = self.body()
         task_state = data["task_state"]
         result = services.session_spawn(
             store=store,
@@ -119,24 +154,36 @@ class SessionSpawnApi(SessionScopedView):
 
 class SessionPauseApi(SessionScopedView):
     required_scopes = {"POST": WRITE}
+    body_serializers = {"POST": PauseInput}
 
-    @extend_schema(request=PauseInput, responses=LifecycleOutput,
-                   summary="Pause an active session, taking an automatic checkpoint")
+    @extend_schema(
+        responses=LifecycleOutput,
+        summary="Pause an active session, taking an automatic checkpoint",
+        description="Pause an active session: an automatic checkpoint of its working state is taken (at the "
+                    "checkpoint cap the oldest automatic one is replaced) and its id returned. A session that is "
+                    "not active is a 409 naming its status.",
+    )
     def post(self, request, store_name, session_id):
         session = self.get_session()
-        data = validated(PauseInput, request.data)
+        data = self.body()
         result = services.session_pause(session=session, description=data["description"], actor=self.actor)
         return Response(lifecycle_body(result))
 
 
 class SessionResumeApi(SessionScopedView):
     required_scopes = {"POST": WRITE}
+    body_serializers = {"POST": ResumeInput}
 
-    @extend_schema(request=ResumeInput, responses=LifecycleOutput,
-                   summary="Resume a paused session from a checkpoint (the latest unless one is named)")
+    @extend_schema(
+        responses=LifecycleOutput,
+        summary="Resume a paused session from a checkpoint (the latest unless one is named)",
+        description="Make a paused session active again, restoring `checkpoint_id` or else the latest checkpoint "
+                    "taken since the pause (if there is none, the working state is left as it is), replacing "
+                    "the working state unless `clear_current` is false. A session that is not paused is a 409.",
+    )
     def post(self, request, store_name, session_id):
         session = self.get_session()
-        data = validated(ResumeInput, request.data)
+        data = self.body()
         result = services.session_resume(
             session=session, checkpoint_id=data["checkpoint_id"], clear_current=data["clear_current"], actor=self.actor
         )
@@ -145,12 +192,19 @@ class SessionResumeApi(SessionScopedView):
 
 class SessionTerminateApi(SessionScopedView):
     required_scopes = {"POST": WRITE}
+    body_serializers = {"POST": TerminateInput}
 
-    @extend_schema(request=TerminateInput, responses=LifecycleOutput,
-                   summary="End a session: final extraction, an episode memory, status terminated")
+    @extend_schema(
+        responses=LifecycleOutput,
+        summary="End a session: final extraction, an episode memory, status terminated",
+        description="End an active or paused session: no new messages are accepted, the final extraction runs "
+                    "(waiting up to `wait` seconds), one episode memory records the task, its outcome, lessons "
+                    "and key facts, and the working state is optionally cleared. A second terminate is a 409 "
+                    "naming the episode.",
+    )
     def post(self, request, store_name, session_id):
         session = self.get_session()
-        data = validated(TerminateInput, request.data)
+        data = self.body()
         options = services.TerminateOptions(
             outcome=data["outcome"],
             task=data["task"],
@@ -164,14 +218,14 @@ class SessionTerminateApi(SessionScopedView):
 
 class SessionEventListApi(SessionScopedView):
     required_scopes = {"GET": READ}
+    paginators = {"GET": EventsInOrder}
 
     @extend_schema(
-        parameters=[OpenApiParameter("cursor", str), OpenApiParameter("page_size", int)],
         responses=SessionEventOutput(many=True),
         summary="The session's event log (spawn, pause, resume, terminate, restore), oldest first",
+        description="Every lifecycle event of the session, oldest first, one page at a time: the transition "
+                    "(from and to status), the checkpoint involved, what it did, how long it took and who did it.",
     )
     def get(self, request, store_name, session_id):
-        paginator = EventsInOrder()
         events = selectors.session_event_list(session=self.get_session())
-        page = paginator.paginate_queryset(events, request, view=self)
-        return paginator.get_paginated_response(SessionEventOutput(page, many=True).data)
+        return self.paginated_response(events, lambda page: SessionEventOutput(page, many=True).data)

@@ -1,5 +1,5 @@
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers as drf_serializers
 from rest_framework import status
 from rest_framework.response import Response
@@ -9,10 +9,10 @@ from apps.conversations.serializers.sessions import (
     IngestInput,
     IngestOutput,
     MessageOutput,
+    SessionDeleteOutput,
     SessionListQuery,
     SessionOutput,
 )
-from apps.core.api import validated
 from apps.core.errors import PayloadTooLargeError
 from apps.core.pagination import NewestFirstCursorPagination, ordered_by
 from apps.memories.api import READ, WRITE, StoreScopedView
@@ -34,11 +34,16 @@ class SessionScopedView(StoreScopedView):
 
 class MessageIngestApi(SessionScopedView):
     required_scopes = {"GET": READ, "POST": WRITE}
+    body_serializers = {"POST": IngestInput}
+    paginators = {"GET": SeqOrder}
 
     @extend_schema(
-        request=IngestInput,
         responses={202: IngestOutput},
         summary="Send conversation messages (extraction happens later, in the background)",
+        description="Append messages to a session's transcript, creating the session on first use, and answer "
+                    "at once (202): durable facts are extracted in the background when the store's trigger is "
+                    "due. A message repeated with the same `run_id` and `seq` is stored once, so a retried batch "
+                    "is safe. A session of another user or a terminated one is a 409; a batch over the limit, a 413.",
     )
     def post(self, request, store_name, session_id):
         store = self.get_store()
@@ -47,7 +52,7 @@ class MessageIngestApi(SessionScopedView):
         if isinstance(items, list) and len(items) > limit:
             raise PayloadTooLargeError(f"{len(items)} messages in one request; the limit is {limit}.",
                                        code="batch_too_large")
-        data = validated(IngestInput, request.data)
+        data = self.body()
         result = services.messages_ingest(
             store=store,
             session_external_id=self.new_session_id(),
@@ -66,39 +71,61 @@ class MessageIngestApi(SessionScopedView):
         return Response(body, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
-        parameters=[OpenApiParameter("cursor", str), OpenApiParameter("page_size", int)],
         responses=MessageOutput(many=True),
         summary="List a session's messages in order",
+        description="The session's transcript in `seq` order, one page at a time: each message with its role, "
+                    "its content as sent (text or content blocks), the plain text extracted from it and the "
+                    "client's `run_id` and `seq`.",
     )
     def get(self, request, store_name, session_id):
         session = self.get_session()
-        paginator = SeqOrder()
-        page = paginator.paginate_queryset(selectors.message_list(session=session), request, view=self)
-        return paginator.get_paginated_response(MessageOutput(page, many=True).data)
+        return self.paginated_response(selectors.message_list(session=session),
+                                       lambda page: MessageOutput(page, many=True).data)
 
 
 class SessionListApi(StoreScopedView):
     required_scopes = {"GET": READ}
+    query_serializers = {"GET": SessionListQuery}
+    paginators = {"GET": NewestFirstCursorPagination}
 
-    @extend_schema(parameters=[SessionListQuery], responses=SessionOutput(many=True), summary="List sessions")
+    @extend_schema(
+        responses=SessionOutput(many=True),
+        summary="List sessions",
+        description="The store's sessions, newest first, one page at a time, optionally only those of one user, "
+                    "one agent or in one status, each with its message count and extraction progress.",
+    )
     def get(self, request, store_name):
         store = self.get_store()
-        query = validated(SessionListQuery, request.query_params)
-        paginator = NewestFirstCursorPagination()
-        page = paginator.paginate_queryset(selectors.session_list(store=store, **query), request, view=self)
-        for session in page:
-            session.store = store
-        return paginator.get_paginated_response(SessionOutput(page, many=True).data)
+        sessions = selectors.session_list(store=store, **self.query())
+
+        def render(page):
+            for session in page:
+                session.store = store
+            return SessionOutput(page, many=True).data
+
+        return self.paginated_response(sessions, render)
 
 
 class SessionDetailApi(SessionScopedView):
     required_scopes = {"GET": READ, "DELETE": WRITE}
 
-    @extend_schema(responses=SessionOutput, summary="Get a session")
+    @extend_schema(
+        responses=SessionOutput,
+        summary="Get a session",
+        description="One session: its user and agent, status (active, paused or terminated), message count, the "
+                    "last message seq and how far extraction has got, and the episode memory written when it "
+                    "was terminated.",
+    )
     def get(self, request, store_name, session_id):
         return Response(SessionOutput(self.get_session()).data)
 
-    @extend_schema(responses={200: None}, summary="Delete a session and its messages")
+    @extend_schema(
+        responses=SessionDeleteOutput,
+        summary="Delete a session and its messages",
+        description="Delete a session for good with its messages, working state, checkpoints, event log and "
+                    "extraction jobs. Memories already extracted from it stay. Answers with the number of "
+                    "messages deleted.",
+    )
     def delete(self, request, store_name, session_id):
         counts = services.session_delete(session=self.get_session())
         return Response({"deleted": True, "session_id": session_id, **counts})

@@ -50,6 +50,11 @@ class CheckpointCreateOutput(CheckpointOutput):
     )
 
 
+class CheckpointDeleteOutput(serializers.Serializer):
+    deleted = serializers.BooleanField()
+    id = serializers.UUIDField()
+
+
 # --- Lifecycle --------------------------------------------------------------------------------------
 
 

@@ -1,12 +1,28 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.conversations.content import KNOWN_BLOCKS
 from apps.conversations.models import Message, Session
+from apps.core.api import QuerySerializer
 from apps.core.fields import IdentifierField, MetadataField, StorableJSONField, StrictIntegerField
+
+
+@extend_schema_field({
+    "oneOf": [
+        {"type": "string"},
+        {"type": "array", "minItems": 1, "items": {
+            "type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": {},
+            "description": f"One content block, named by its only key: {', '.join(KNOWN_BLOCKS)}.",
+        }},
+    ],
+})
+class MessageContentField(StorableJSONField):
+    """A string or a non-empty list of content blocks (checked when the messages are ingested)."""
 
 
 class MessageInput(serializers.Serializer):
     role = serializers.ChoiceField(choices=Message.Role.choices)
-    content = StorableJSONField(help_text="A string, or content blocks: [{'text': ...}, {'toolUse': {...}}]")
+    content = MessageContentField(help_text="A string, or content blocks: [{'text': ...}, {'toolUse': {...}}]")
     seq = StrictIntegerField(required=False, min_value=0, max_value=2**31 - 1, allow_null=True,
                              help_text="Client sequence number within run_id; repeats are ignored.")
     metadata = MetadataField(required=False, default=dict)
@@ -20,7 +36,7 @@ class IngestInput(serializers.Serializer):
     messages = MessageInput(many=True, allow_empty=False)
 
 
-class SessionListQuery(serializers.Serializer):
+class SessionListQuery(QuerySerializer):
     user_id = IdentifierField(required=False)
     agent_id = IdentifierField(required=False)
     status = serializers.ChoiceField(choices=Session.Status.choices, required=False)
@@ -40,6 +56,12 @@ class SessionOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
     ended_at = serializers.DateTimeField(allow_null=True)
     episode_memory_id = serializers.UUIDField(allow_null=True)
+
+
+class SessionDeleteOutput(serializers.Serializer):
+    deleted = serializers.BooleanField()
+    session_id = serializers.CharField()
+    messages = serializers.IntegerField(help_text="Messages deleted with the session.")
 
 
 class MessageOutput(serializers.Serializer):

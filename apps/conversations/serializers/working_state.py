@@ -2,6 +2,7 @@ from rest_framework import serializers
 
 from apps.conversations.models import TaskState
 from apps.conversations.services.working_state import MAX_KEY_LENGTH, MAX_TTL_SECONDS
+from apps.core.api import QuerySerializer
 from apps.core.fields import CleanCharField, FiniteFloatField, MetadataField, StorableJSONField, StrictIntegerField
 
 # --- Working memory ---------------------------------------------------------------------------------
@@ -54,8 +55,17 @@ class WorkingMemoryItemOutput(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
-class WorkingMemoryListQuery(serializers.Serializer):
+class WorkingMemoryListQuery(QuerySerializer):
     prefix = CleanCharField(required=False, max_length=MAX_KEY_LENGTH, trim_whitespace=False)
+
+
+class WorkingMemoryClearOutput(serializers.Serializer):
+    deleted = serializers.IntegerField(help_text="Live keys deleted.")
+
+
+class WorkingMemoryDeleteOutput(serializers.Serializer):
+    deleted = serializers.BooleanField()
+    key = serializers.CharField()
 
 
 # --- Task state -------------------------------------------------------------------------------------
@@ -111,6 +121,10 @@ class TaskStateOutput(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
+class TaskStateDeleteOutput(serializers.Serializer):
+    deleted = serializers.BooleanField()
+
+
 # --- Scratchpad -------------------------------------------------------------------------------------
 
 
@@ -136,3 +150,7 @@ class ScratchpadAppendOutput(serializers.Serializer):
     dropped = serializers.IntegerField(help_text="Oldest entries removed to stay within the limit.")
     entries = serializers.IntegerField(help_text="Entries kept, this one included.")
     limit = serializers.IntegerField()
+
+
+class ScratchpadClearOutput(serializers.Serializer):
+    deleted = serializers.IntegerField(help_text="Entries deleted.")
