@@ -203,7 +203,9 @@ def search(
 
 
 def user_erase(store: str, user_id: str) -> Call[dict]:
-    return Call("DELETE", _store(store, "users", user_id), _as_dict)
+    # Safe to repeat as it is (a second erase finds nothing), and the server keeps no response naming the
+    # user, so it takes no Idempotency-Key.
+    return Call("DELETE", _store(store, "users", user_id), _as_dict, retry=True)
 
 
 # --- Sessions and messages --------------------------------------------------------------------------
