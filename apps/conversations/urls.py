@@ -1,10 +1,12 @@
 from django.urls import path
 
-from apps.conversations.api import context, lifecycle, sessions, working_state
+from apps.conversations.api import context, lifecycle, sessions, users, working_state
 
 SESSION = "stores/<slug:store_name>/sessions/<identifier:session_id>"
 
 urlpatterns = [
+    # identifier_path: user ids may contain "/" (memories accept any user_id), and this is the last segment.
+    path("stores/<slug:store_name>/users/<identifier_path:user_id>", users.UserEraseApi.as_view(), name="user-erase"),
     path("stores/<slug:store_name>/sessions", sessions.SessionListApi.as_view(), name="session-list"),
     path("stores/<slug:store_name>/context", context.ContextApi.as_view(), name="context"),
     path(SESSION, sessions.SessionDetailApi.as_view(), name="session-detail"),

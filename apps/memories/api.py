@@ -24,7 +24,6 @@ from apps.memories.serializers import (
     StoreListOutput,
     StoreOutput,
     StoreUpdateInput,
-    UserEraseOutput,
 )
 from apps.tenancy.api_base import ApiView
 
@@ -286,21 +285,3 @@ class SearchApi(StoreScopedView):
         )
         hits = selectors.memory_search(store=store, search=search)
         return Response(SearchOutput({"mode": search.mode, "results": hits}).data)
-
-
-class UserEraseApi(StoreScopedView):
-    required_scopes = {"DELETE": ADMIN}
-    # A kept response would name the erased user for a day. Repeated, an erase ends in the same state
-    # (and answers with zero counts), so a retry needs no stored answer.
-    keeps_idempotent_responses = False
-
-    @extend_schema(
-        responses={200: UserEraseOutput},
-        summary="Forget a user: delete every memory and revision",
-        description="Erase everything the store holds about one user, for good: every memory and revision, and "
-                    "every session with its messages, working state, checkpoints, event log and extraction "
-                    "jobs. Answers with the counts; a user with nothing stored gets zeros.",
-    )
-    def delete(self, request, store_name, user_id):
-        counts = services.user_erase(store=self.get_store(), user_id=user_id)
-        return Response(UserEraseOutput({"user_id": user_id, **counts}).data)

@@ -282,14 +282,6 @@ class SearchOutput(serializers.Serializer):
     results = SearchHitOutput(many=True)
 
 
-class UserEraseOutput(serializers.Serializer):
-    user_id = serializers.CharField()
-    memories = serializers.IntegerField()
-    revisions = serializers.IntegerField()
-    sessions = serializers.IntegerField(help_text="With their messages, working state, checkpoints and jobs.")
-    messages = serializers.IntegerField()
-
-
 class MemoryListQuery(QuerySerializer):
     parameter_prefixes = ("metadata.",)
 

@@ -14,7 +14,4 @@ urlpatterns = [
         name="memory-history",
     ),
     path("stores/<slug:store_name>/search", api.SearchApi.as_view(), name="memory-search"),
-    # identifier_path: user ids may contain "/" (memories accept any user_id), and this is the last segment;
-    # like every id that comes in, it is NFC-normalised (apps.core.identifiers).
-    path("stores/<slug:store_name>/users/<identifier_path:user_id>", api.UserEraseApi.as_view(), name="user-erase"),
 ]

@@ -80,3 +80,11 @@ class IngestOutput(serializers.Serializer):
     duplicates = serializers.IntegerField()
     session = SessionOutput()
     extraction_job = serializers.UUIDField(allow_null=True)
+
+
+class UserEraseOutput(serializers.Serializer):
+    user_id = serializers.CharField()
+    memories = serializers.IntegerField()
+    revisions = serializers.IntegerField()
+    sessions = serializers.IntegerField(help_text="With their messages, working state, checkpoints and jobs.")
+    messages = serializers.IntegerField()

@@ -8,6 +8,7 @@ from apps.conversations.services.checkpoints import (
     checkpoint_purge_expired,
     checkpoint_restore,
 )
+from apps.conversations.services.erase import user_erase
 from apps.conversations.services.lifecycle import (
     LifecycleResult,
     TerminateOptions,
@@ -57,6 +58,7 @@ __all__ = [
     "task_state_delete",
     "task_state_patch",
     "task_state_put",
+    "user_erase",
     "working_memory_clear",
     "working_memory_delete",
     "working_memory_purge_expired",

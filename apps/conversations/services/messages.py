@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from apps.conversations.content import normalise_content
 from apps.conversations.models import Message, Session
+from apps.core.admin_log import admin_log_forget
 from apps.core.errors import ConflictError, PayloadTooLargeError
 from apps.core.identifiers import normalise_identifier
 from apps.extraction import services as extraction_services
@@ -146,6 +147,7 @@ def session_delete(*, session: Session) -> dict:
         if locked is None:
             return {"messages": 0}
         messages = locked.messages.count()
+        admin_log_forget(Session.objects.filter(pk=locked.pk))
         locked.delete()
     return {"messages": messages}
 

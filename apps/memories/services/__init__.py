@@ -1,7 +1,7 @@
 """Every change to stores and memories; each memory change writes a MemoryRevision (see revisions)."""
 
 from apps.memories.services.create import MemoryInput, MemoryWriteResult, memory_bulk_create, memory_create
-from apps.memories.services.erase import memory_hard_delete, user_erase
+from apps.memories.services.erase import memory_hard_delete
 from apps.memories.services.revisions import SNAPSHOT_FIELDS, memory_snapshot
 from apps.memories.services.stores import store_create, store_delete, store_update
 from apps.memories.services.update import (
@@ -36,5 +36,4 @@ __all__ = [
     "store_create",
     "store_delete",
     "store_update",
-    "user_erase",
 ]

@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from apps.core.admin_log import admin_log_forget
 from apps.core.embeddings import resolve_embedding_config
 from apps.core.errors import ApplicationError, ConflictError
 from apps.memories.models import MemoryStore
@@ -95,5 +96,6 @@ def store_delete(*, store: MemoryStore) -> dict:
     """Delete a store with all its memories and their history."""
     with transaction.atomic():
         memories = store.memories.count()
+        admin_log_forget(MemoryStore.objects.filter(pk=store.pk))  # its memories, sessions... quoted there
         store.delete()
     return {"memories": memories}
