@@ -15,7 +15,6 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from apps.conversations import services
@@ -122,16 +121,9 @@ class SessionAdmin(ReadOnlyTenantAdmin):
     list_filter = ["status", "store"]
     search_fields = ["external_id", "user_id", "agent_id"]
     list_select_related = ["store__tenant"]
-    readonly_fields = [*(field.name for field in Session._meta.fields), "extraction_jobs"]
+    readonly_fields = [*(field.name for field in Session._meta.fields), "related_lists"]
     inlines = [TaskStateInline, WorkingMemoryInline, ScratchpadInline, CheckpointInline, EventInline, TranscriptInline]
     actions = ["terminate_sessions"]
-
-    @admin.display(description="Extraction jobs")
-    def extraction_jobs(self, session):
-        # A link, not an inline: the jobs are the extraction app's, and conversations stands below it.
-        url = reverse("admin:extraction_extractionjob_changelist") + f"?session__id__exact={session.pk}"
-        return format_html('<a href="{}">{} extraction job(s) of this session</a>', url,
-                           session.extraction_jobs.count())
 
     @admin.action(description="Terminate selected sessions (final extraction, episode memory)", permissions=["act"])
     def terminate_sessions(self, request, queryset):

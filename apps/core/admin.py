@@ -142,9 +142,14 @@ class LatestRowsInline(admin.TabularInline):
         model_admin = self.admin_site._registry.get(self.model)
         if obj is None or model_admin is None or not model_admin.has_view_permission(request):
             return None
-        opts = self.model._meta
-        try:
-            url = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=self.admin_site.name)
-        except NoReverseMatch:
-            return None
-        return f"{url}?{urlencode({f'{fk.name}__{fk.target_field.name}__exact': obj.pk})}"
+        return changelist_url(self.admin_site, fk, obj)
+
+
+def changelist_url(admin_site, fk, obj) -> str | None:
+    """The admin list of the rows whose foreign key `fk` points at `obj`, or None if that model has no list."""
+    opts = fk.model._meta
+    try:
+        url = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=admin_site.name)
+    except NoReverseMatch:
+        return None
+    return f"{url}?{urlencode({f'{fk.name}__{fk.target_field.name}__exact': obj.pk})}"

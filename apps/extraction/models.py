@@ -61,5 +61,6 @@ class ExtractionJob(BaseModel):
         ]
 
     def __str__(self):
-        # Reads the session: select_related("session") where jobs are listed by name.
-        return f"Extraction job {str(self.pk)[:8]} of session {self.session.external_id} ({self.status})"
+        # Names the session when it was read with the job (the admin selects it), without a query otherwise.
+        session = self.session.external_id if ExtractionJob.session.is_cached(self) else self.session_id
+        return f"Extraction job {str(self.pk)[:8]} of session {session} ({self.status})"

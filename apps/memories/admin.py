@@ -116,7 +116,7 @@ class MemoryStoreAdmin(TenantScopedAdmin):
     list_display = [
         "name", "tenant", "embedding_provider", "embedding_model", "embedding_dimension", "review_policy", "created_at",
     ]  # fmt: skip
-    list_filter = [("tenant", admin.RelatedOnlyFieldListFilter), "embedding_provider", "review_policy"]
+    list_filter = ["tenant", "embedding_provider", "review_policy"]
     list_select_related = ["tenant"]
     search_fields = ["name", "description"]
 

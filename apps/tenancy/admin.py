@@ -143,7 +143,7 @@ class MembershipForm(ServiceModelForm):
 class MembershipAdmin(SuperuserManagedAdmin):
     form = MembershipForm
     list_display = ["user", "tenant", "role", "created_at"]
-    list_filter = ["role", ("tenant", admin.RelatedOnlyFieldListFilter)]
+    list_filter = ["role", "tenant"]
     search_fields = ["user__username", "tenant__name", "tenant__slug"]
     list_select_related = ["user", "tenant"]
 
@@ -236,7 +236,7 @@ class ApiKeyAdmin(TenantScopedAdmin):
     add_form = ApiKeyIssueForm
     form = ApiKeyChangeForm
     list_display = ["name", "tenant", "prefix", "scopes", "store_names", "last_used_at", "revoked"]
-    list_filter = [("tenant", admin.RelatedOnlyFieldListFilter), RevokedFilter]
+    list_filter = ["tenant", RevokedFilter]
     list_select_related = ["tenant"]
     search_fields = ["name", "prefix"]
     actions = ["revoke"]

@@ -16,10 +16,9 @@ from django.contrib.admin.utils import NotRelationField, get_fields_from_path, u
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured, PermissionDenied
 from django.http import HttpResponseRedirect
-from django.urls import reverse
-from django.utils.http import urlencode
+from django.utils.html import format_html_join
 
-from apps.core.admin import ServiceFormAdmin
+from apps.core.admin import ServiceFormAdmin, changelist_url
 from apps.core.errors import ApplicationError
 from apps.tenancy.models import Membership, Tenant
 from apps.tenancy.selectors import tenants_for_user
@@ -68,21 +67,6 @@ class TenantScopedRelatedFilter(admin.RelatedFieldListFilter):
         return [(getattr(row, value_attname), str(row)) for row in rows]
 
 
-class TenantScopedValuesFilter(admin.AllValuesFieldListFilter):
-    """A filter on a field reached through a relation ("session__user_id"): the values found on this
-    admin's own rows. Django's would read them from every row of the related model."""
-
-    def __init__(self, field, request, params, model, model_admin, field_path):
-        super().__init__(field, request, params, model, model_admin, field_path)
-        rows = model_admin.get_queryset(request)
-        self.lookup_choices = rows.distinct().order_by(field_path).values_list(field_path, flat=True)
-
-
-def _admin_url(admin_site, model, view: str, *args) -> str:
-    opts = model._meta
-    return reverse(f"admin:{opts.app_label}_{opts.model_name}_{view}", args=args, current_app=admin_site.name)
-
-
 class TenantScopedAdmin(ServiceFormAdmin):
     """Limits rows, permissions, filters and foreign-key choices to the user's tenants (see module docstring)."""
 
@@ -91,6 +75,9 @@ class TenantScopedAdmin(ServiceFormAdmin):
     # memoryhub's own history of an object, which the "History" button opens instead of Django's log:
     # (the model of the history rows, the name of their foreign key to this model).
     own_history: tuple | None = None
+    # A filtered list must not count every row of the user's tenants (a message list filtered to one session
+    # would count every message): Django then shows "Show all" instead of the unfiltered total.
+    show_full_result_count = False
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
@@ -139,12 +126,9 @@ class TenantScopedAdmin(ServiceFormAdmin):
             field_path, filter_class = entry
         else:
             return entry  # a SimpleListFilter: its lookups() decide (and tests/test_admin_registry.py checks them)
-        fields = get_fields_from_path(self.model, field_path)
-        if fields[-1].is_relation:
-            if filter_class is None or issubclass(filter_class, admin.RelatedFieldListFilter):
-                return field_path, TenantScopedRelatedFilter
-        elif len(fields) > 1 and (filter_class is None or issubclass(filter_class, admin.AllValuesFieldListFilter)):
-            return field_path, TenantScopedValuesFilter
+        field = get_fields_from_path(self.model, field_path)[-1]
+        if field.is_relation and (filter_class is None or issubclass(filter_class, admin.RelatedFieldListFilter)):
+            return field_path, TenantScopedRelatedFilter
         return entry
 
     def get_list_filter(self, request):
@@ -217,8 +201,23 @@ class TenantScopedAdmin(ServiceFormAdmin):
         if not self.has_view_or_change_permission(request, obj):
             raise PermissionDenied
         history_model, foreign_key = self.own_history
-        url = _admin_url(self.admin_site, history_model, "changelist")
-        return HttpResponseRedirect(f"{url}?{urlencode({f'{foreign_key}__{self.opts.pk.name}__exact': obj.pk})}")
+        return HttpResponseRedirect(changelist_url(self.admin_site, history_model._meta.get_field(foreign_key), obj))
+
+    # --- Related lists ------------------------------------------------------------------------------
+
+    @admin.display(description="Related lists")
+    def related_lists(self, obj):
+        """Links to the lists of rows pointing at `obj` that other admins show (a session's extraction jobs),
+        for a page to name what refers to it without knowing the apps above its own."""
+        links = []
+        for relation in self.opts.related_objects:
+            model = relation.related_model
+            if model in self.admin_site._registry and relation.one_to_many:
+                url = changelist_url(self.admin_site, relation.field, obj)
+                count = model._default_manager.filter(**{relation.field.name: obj}).count()
+                if url:
+                    links.append((url, count, model._meta.verbose_name_plural))
+        return format_html_join(", ", '<a href="{}">{} {}</a>', links) or "-"
 
 
 class SuperuserManagedAdmin(TenantScopedAdmin):

@@ -85,7 +85,7 @@ def test_session_page_links_to_exactly_its_extraction_jobs(client, tenant_a):
     client.force_login(tenant_a.reviewer)
     page = client.get(f"/admin/conversations/session/{session.pk}/change/").content.decode()
     link = f"/admin/extraction/extractionjob/?session__id__exact={session.pk}"
-    assert f'href="{link}">1 extraction job(s) of this session' in page
+    assert f'href="{link}">1 extraction jobs</a>' in page
     jobs_page = client.get(link)
     assert jobs_page.status_code == 200
     assert jobs_page.context["cl"].result_count == 1
@@ -113,7 +113,7 @@ def test_session_list_queries_do_not_grow_with_its_rows(client, tenant_a, django
     # Django's session, user and the user's permissions (2); the user's tenants, and those where they
     # are an admin (for the actions); the store filter's choices; two counts; the rows, with their
     # stores and tenants read in the same query.
-    with django_assert_num_queries(10):
+    with django_assert_num_queries(9):
         response = client.get("/admin/conversations/session/")
     assert response.context["cl"].result_count == rows
 
