@@ -46,10 +46,11 @@ def extraction_job_schedule(*, session: Session, trigger: str, force: bool = Fal
     """Create and enqueue a job for the session's unextracted messages if its trigger is due.
 
     Call inside a transaction holding the session row lock. At most one job per session is open;
-    a finishing job schedules the next one, so a session's messages are extracted in order.
+    a finishing job schedules the next one, so a session's messages are extracted in order. While the
+    store's extractor cannot run here (llm without a model), messages wait: a job could only fail.
     """
     config = extraction_settings_for(session.store)
-    if not config.enabled or session.last_seq <= session.extracted_seq:
+    if not config.enabled or session.last_seq <= session.extracted_seq or extractor_problem(config.extractor):
         return None
     if not force and session.unscheduled_user_turns < config.every_n_turns:
         return None
@@ -77,6 +78,11 @@ def extraction_flush(*, session: Session, trigger: str = ExtractionJob.Trigger.F
         open_job = ExtractionJob.objects.filter(session=locked, status__in=ExtractionJob.OPEN_STATUSES).first()
         if open_job:
             return open_job
+        config = extraction_settings_for(locked.store)
+        problem = extractor_problem(config.extractor)
+        if config.enabled and locked.last_seq > locked.extracted_seq and problem:
+            raise ConflictError(f"Cannot extract: {problem}.", code="extractor_not_ready",
+                                details={"extractor": config.extractor})
         return extraction_job_schedule(session=locked, trigger=trigger, force=True)
 
 
@@ -122,9 +128,15 @@ def extraction_after_ingest(*, session: Session) -> ExtractionJob | None:
 
 
 def extraction_at_session_end(*, session: Session, wait_seconds: float) -> tuple[list[ExtractionJob], bool]:
-    """The final extraction of a terminating session, waited for up to `wait_seconds`."""
-    return extraction_flush_and_wait(session=session, wait_seconds=wait_seconds,
-                                     trigger=ExtractionJob.Trigger.SESSION_END)
+    """The final extraction of a terminating session, waited for up to `wait_seconds`; none (and not
+    complete) when the store's extractor cannot run here: the session still ends."""
+    try:
+        return extraction_flush_and_wait(session=session, wait_seconds=wait_seconds,
+                                         trigger=ExtractionJob.Trigger.SESSION_END)
+    except ConflictError as exc:
+        if exc.code != "extractor_not_ready":
+            raise
+        return [], False
 
 
 # --- Running ----------------------------------------------------------------------------------------

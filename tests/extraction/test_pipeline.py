@@ -8,7 +8,9 @@ import pytest
 
 from apps.conversations.models import Session
 from apps.extraction.models import ExtractionJob
+from apps.extraction.services import extraction_job_run
 from apps.memories.models import Memory
+from apps.memories.services import store_update
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -262,11 +264,14 @@ def test_llm_is_accepted_once_a_model_is_configured(tenant_a, settings, configur
     assert ok.json()["extractor_status"] == {"ready": True, "problem": None}
 
 
-def test_a_store_whose_model_went_away_shows_it_and_its_jobs_fail_at_once(tenant_a, settings):
+def test_a_store_whose_model_went_away_shows_it_and_waits_for_one(tenant_a, settings):
     settings.LLM_API_KEY = "sk-live"
     client = tenant_a.client("admin")
     assert client.patch("/api/v1/stores/main", {"extraction_config": {"extractor": "llm"}},
                         format="json").status_code == 200
+    settings.EXTRACTION_RUN_INLINE = False  # queued for a worker that runs it later
+    queued_before = _say(tenant_a.client("write"), "My name is Alice")["extraction_job"]
+    settings.EXTRACTION_RUN_INLINE = True
     settings.LLM_API_KEY = ""  # the server restarted without it
 
     status = _store(client)["extractor_status"]
@@ -275,8 +280,31 @@ def test_a_store_whose_model_went_away_shows_it_and_its_jobs_fail_at_once(tenant
     kept = client.patch("/api/v1/stores/main", {"extraction_config": {"every_n_turns": 2}}, format="json")
     assert kept.status_code == 200 and kept.json()["extraction_settings"]["extractor"] == "llm"
 
-    _say(tenant_a.client("write"), "My name is Alice", "I live in Lisbon")
-    job = ExtractionJob.objects.get()
-    assert (job.status, job.attempts, job.run_after) == ("failed", 1, None)  # no retries: they cannot help
+    # A job queued while the model was there fails at once, saying why: retries cannot help.
+    extraction_job_run(job_id=queued_before)
+    job = ExtractionJob.objects.get(pk=queued_before)
+    assert (job.status, job.attempts, job.run_after) == ("failed", 1, None)
     assert "LLM_API_KEY" in job.error
-    assert not Memory.objects.exists()
+    # New messages wait instead of queueing jobs that could only fail; a flush says what is missing.
+    assert _say(tenant_a.client("write"), "I live in Lisbon", "I like tea", start=1)["extraction_job"] is None
+    flush = tenant_a.client("write").post("/api/v1/stores/main/sessions/chat-1/flush?wait=1")
+    assert flush.status_code == 409 and flush.json()["error"]["code"] == "extractor_not_ready"
+    assert "LLM_API_KEY" in flush.json()["error"]["message"]
+    assert ExtractionJob.objects.count() == 1 and not Memory.objects.exists()
+
+    # Configured again, the waiting messages are extracted.
+    settings.LLM_API_KEY = "sk-live"
+    store_update(store=tenant_a.store, changes={"extraction_config": {"extractor": "rules"}})
+    done = tenant_a.client("write").post("/api/v1/stores/main/sessions/chat-1/flush?wait=10").json()
+    assert done["complete"] is True and Memory.objects.filter(content__icontains="Lisbon").exists()
+
+
+def test_terminate_ends_a_session_whose_extractor_cannot_run(tenant_a, settings):
+    settings.LLM_API_KEY = "sk-live"
+    store_update(store=tenant_a.store, changes={"extraction_config": {"extractor": "llm", "every_n_turns": 5}})
+    settings.LLM_API_KEY = ""
+    _say(tenant_a.client("write"), "My name is Alice")
+    ended = tenant_a.client("write").post("/api/v1/stores/main/sessions/chat-1/terminate", {}, format="json")
+    assert ended.status_code == 200, ended.content
+    assert ended.json()["data"]["extraction"]["complete"] is False
+    assert Session.objects.get(external_id="chat-1").status == "terminated"
