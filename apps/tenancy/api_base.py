@@ -24,20 +24,26 @@ MAX_IDEMPOTENCY_KEY_LENGTH = 255
 MAX_ID_LENGTH = 255  # IdempotencyRecord.user_ids and session_ids, like every id column
 
 
-def _ids_under(value, key: str) -> set[str]:
-    """Every id stored under `key` at any depth of a JSON value, NFC-normalised as stored ids are. Strings
-    no id column could hold (too long, NUL...) are left out: the request sending them was refused."""
-    found, pending = set(), [value]
+SUBJECT_KEYS = {"user_id": "user_ids", "session_id": "session_ids"}
+
+
+def _subjects_in(*values) -> dict[str, set[str]]:
+    """The user and session ids at any depth of JSON values, NFC-normalised as stored ids are, in one walk.
+    Client metadata is not looked into (its "user_id" is the client's, not one of memoryhub's ids), and
+    strings no id column could hold (too long, NUL...) are left out: the request sending them was refused."""
+    found: dict[str, set[str]] = {name: set() for name in SUBJECT_KEYS.values()}
+    pending = list(values)
     while pending:
         node = pending.pop()
         if isinstance(node, dict):
-            for name, inner in node.items():
-                if name != key:
+            for key, inner in node.items():
+                if key in SUBJECT_KEYS:
+                    if isinstance(inner, str) and inner and find_unstorable_text(inner) is None:
+                        identifier = normalise_identifier(inner)
+                        if len(identifier) <= MAX_ID_LENGTH:
+                            found[SUBJECT_KEYS[key]].add(identifier)
+                elif key != "metadata":
                     pending.append(inner)
-                elif isinstance(inner, str) and inner and find_unstorable_text(inner) is None:
-                    identifier = normalise_identifier(inner)
-                    if len(identifier) <= MAX_ID_LENGTH:
-                        found.add(identifier)
         elif isinstance(node, list | tuple):
             pending.extend(node)
     return found
@@ -148,13 +154,12 @@ class ApiView(APIView):
         record, self._idempotency_record = self._idempotency_record, None
         if record is not None:
             body = getattr(response, "data", None)
-            user_ids, session_ids = self.idempotency_subjects(request, body)
-            tenancy_services.idempotency_complete(
-                record=record, status_code=response.status_code, body=body, user_ids=user_ids, session_ids=session_ids
-            )
+            subjects = self.idempotency_subjects(request, body) if response.status_code < 500 else {}
+            tenancy_services.idempotency_complete(record=record, status_code=response.status_code, body=body,
+                                                  **subjects)
         return response
 
-    def idempotency_subjects(self, request, body) -> tuple[set[str], set[str]]:
+    def idempotency_subjects(self, request, body) -> dict[str, set[str]]:
         """The user ids and session ids a kept response concerns, so erasing a user forgets it: those named
         in the request, in the response, and the session in the URL (a working-memory value, a checkpoint
         or an error about someone else's session does not name its user, but its session is in the path)."""
@@ -162,11 +167,10 @@ class ApiView(APIView):
             sent = request.data
         except APIException:  # a body that could not be parsed: the response is that error
             sent = None
-        user_ids = _ids_under(sent, "user_id") | _ids_under(body, "user_id")
-        session_ids = _ids_under(sent, "session_id") | _ids_under(body, "session_id")
+        subjects = _subjects_in(sent, body)
         if isinstance(self.kwargs.get("session_id"), str):
-            session_ids.add(self.kwargs["session_id"])
-        return user_ids, session_ids
+            subjects["session_ids"].add(self.kwargs["session_id"])
+        return subjects
 
     def _forget_idempotency_claim(self) -> None:
         record, self._idempotency_record = self._idempotency_record, None

@@ -135,7 +135,8 @@ def _erase(tenant, user_id, **headers):
 
 def test_kept_responses_record_the_users_and_sessions_they_concern(writer):
     _append(writer, "think", key="pad")
-    writer.post("/api/v1/stores/main/memories", {"user_id": "alice", "content": "Alice likes tea", "session_id": "s-9"},
+    writer.post("/api/v1/stores/main/memories", {"user_id": "alice", "content": "Alice likes tea", "session_id": "s-9",
+                                                 "metadata": {"user_id": "crm-77"}},  # the client's, not an id here
                 format="json", HTTP_IDEMPOTENCY_KEY="mem")
     records = {record.key: record for record in IdempotencyRecord.objects.all()}
     assert (records["pad"].user_ids, records["pad"].session_ids) == ([], ["s-1"])  # from the URL
