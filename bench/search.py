@@ -174,7 +174,7 @@ def explain_searches(store, corpus, args) -> list[ExplainedQuery]:
     from corpus import QUERIES
     from django.db import connection
 
-    from apps.memories.selectors import SearchQuery, memory_search
+    from apps.memories.search import SearchQuery, memory_search
 
     counts = corpus.user_counts(args.n, args.users)
     median_user = sorted(range(args.users), key=lambda index: counts[index])[args.users // 2]

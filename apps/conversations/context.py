@@ -22,7 +22,8 @@ from xml.sax.saxutils import escape
 from apps.conversations.models import ScratchpadEntry, Session, TaskState, WorkingMemoryItem
 from apps.core.errors import ConflictError
 from apps.memories.models import Memory, MemoryStore
-from apps.memories.selectors import SearchQuery, memory_query_vector, memory_search
+from apps.memories.search import SearchQuery, memory_query_vector, memory_search
+from apps.memories.store_settings import search_settings_for
 
 CHARS_PER_TOKEN = 4
 KINDS = ("working_state", "facts", "episodes", "procedures")
@@ -114,7 +115,7 @@ def _working_state_candidates(session: Session, query: str) -> list[Candidate]:
 
 def _memory_candidates(store: MemoryStore, *, kind: str, query: str, user_id: str, limit: int,
                        query_vector) -> list[Candidate]:
-    mode = (store.search_defaults or {}).get("mode", "hybrid")
+    mode = search_settings_for(store).mode
     hits = memory_search(
         store=store,
         search=SearchQuery(query=query, mode=mode, limit=limit, user_id=user_id, memory_types=MEMORY_TYPES[kind]),
@@ -214,7 +215,7 @@ def context_assemble(
         if kind == "working_state":
             candidates[kind] = _working_state_candidates(session, query) if session is not None else []
             continue
-        if query_vector is None and (store.search_defaults or {}).get("mode", "hybrid") != "keyword":
+        if query_vector is None and search_settings_for(store).mode != "keyword":
             query_vector = memory_query_vector(store=store, query=query)
         limit = max(MIN_MEMORY_CANDIDATES, min(MAX_MEMORY_CANDIDATES, int(available * split[kind]) // 40))
         candidates[kind] = _memory_candidates(store, kind=kind, query=query, user_id=user_id, limit=limit,

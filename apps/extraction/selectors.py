@@ -2,7 +2,8 @@ from apps.core.errors import NotFoundError
 from apps.extraction.extractors.base import ConversationMessage, ExistingMemory
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
-from apps.memories.selectors import SearchQuery, memory_search, store_list
+from apps.memories.search import SearchQuery, memory_search
+from apps.memories.selectors import store_list
 
 KEYED_MEMORY_LIMIT = 100
 SEARCHED_MEMORY_LIMIT = 10

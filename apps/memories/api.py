@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from apps.core.errors import ApplicationError, PayloadTooLargeError
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.memories import selectors, services
+from apps.memories.search import SearchQuery, memory_search
 from apps.memories.serializers import (
     MemoryBulkInput,
     MemoryBulkOutput,
@@ -25,6 +26,7 @@ from apps.memories.serializers import (
     StoreOutput,
     StoreUpdateInput,
 )
+from apps.memories.store_settings import search_settings_for
 from apps.tenancy.api_base import ApiView
 
 READ, WRITE, ADMIN = "read", "write", "admin"
@@ -269,12 +271,12 @@ class SearchApi(StoreScopedView):
     def post(self, request, store_name):
         store = self.get_store()
         data = self.body()
-        defaults = store.search_defaults
-        search = selectors.SearchQuery(
+        defaults = search_settings_for(store)
+        search = SearchQuery(
             query=data["query"],
-            mode=data.get("mode") or defaults.get("mode", "hybrid"),
-            limit=data.get("limit") or defaults.get("limit", 10),
-            min_score=data["min_score"] if data.get("min_score") is not None else defaults.get("min_score"),
+            mode=data.get("mode") or defaults.mode,
+            limit=data.get("limit") or defaults.limit,
+            min_score=data["min_score"] if data.get("min_score") is not None else defaults.min_score,
             user_id=data.get("user_id"),
             agent_id=data.get("agent_id"),
             session_id=data.get("session_id"),
@@ -283,5 +285,5 @@ class SearchApi(StoreScopedView):
             tags=tuple(data.get("tags") or ()),
             include_pending=data["include_pending"],
         )
-        hits = selectors.memory_search(store=store, search=search)
+        hits = memory_search(store=store, search=search)
         return Response(SearchOutput({"mode": search.mode, "results": hits}).data)

@@ -1,4 +1,4 @@
-"""Reads of stores and memories; search is in apps.memories.search, re-exported here with the other reads."""
+"""Reads of stores and memories (search, a read too, has its own module: apps.memories.search)."""
 
 from dataclasses import dataclass
 from datetime import datetime
@@ -8,9 +8,6 @@ from django.db.models.fields.json import KeyTextTransform
 
 from apps.core.errors import ApplicationError, NotFoundError
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
-
-# Search is a read too; it lives in its own module and is offered here with the others.
-from apps.memories.search import SearchHit, SearchQuery, memory_query_vector, memory_search  # noqa: F401
 
 
 def store_list(*, api_key) -> QuerySet[MemoryStore]:

@@ -12,6 +12,7 @@ from apps.core.fields import (
     iso_datetime,
 )
 from apps.memories.models import Memory, MemoryStore
+from apps.memories.search import SEARCH_MODES
 from apps.memories.store_settings import extraction_settings_for, extractor_problem, working_state_settings_for
 
 # --- Stores -----------------------------------------------------------------------------------------
@@ -255,7 +256,7 @@ class RevisionListOutput(serializers.Serializer):
 
 class SearchInput(serializers.Serializer):
     query = CleanCharField(max_length=4000)
-    mode = serializers.ChoiceField(choices=["hybrid", "vector", "keyword"], required=False)
+    mode = serializers.ChoiceField(choices=SEARCH_MODES, required=False)
     limit = StrictIntegerField(min_value=1, max_value=100, required=False)
     min_score = FiniteFloatField(min_value=-1.0, max_value=1.0, required=False, allow_null=True)
     user_id = IdentifierField(required=False)

@@ -66,7 +66,7 @@ LIMITS: dict[str, dict[str, Limit]] = {
     "search_defaults": {
         "mode": Limit(str, default="hybrid", choices=SEARCH_MODES),
         "limit": Limit(int, default=10, low=1, high=100),
-        "min_score": Limit(float, default=0.0, low=-1, high=1),
+        "min_score": Limit(float, default=None, low=-1, high=1),  # None: every hit, however weak
     },
 }
 
@@ -141,6 +141,21 @@ class WorkingStateSettings:
 
 def extraction_settings_for(store) -> ExtractionSettings:
     return ExtractionSettings(**effective_settings("extraction_config", store.extraction_config))
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    mode: str
+    limit: int
+    min_score: float | None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def search_settings_for(store) -> SearchSettings:
+    """What a search of the store uses for what it does not say: the store's search_defaults over ours."""
+    return SearchSettings(**effective_settings("search_defaults", store.search_defaults))
 
 
 def working_state_settings_for(store) -> WorkingStateSettings:

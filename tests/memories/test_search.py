@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from apps.core.actors import Actor
 from apps.core.embeddings import SUPPORTED_DIMENSIONS
-from apps.memories import selectors
+from apps.memories.search import SearchQuery, memory_search
 from apps.memories.services import MemoryInput, memory_bulk_create, memory_supersede, store_create
 
 SEARCH = "/api/v1/stores/main/search"
@@ -121,7 +121,7 @@ def test_search_never_crosses_stores(tenant_a, tenant_b, alice_memories, add_mem
 
 def _explain_search(store, search, *, forbid_seqscan=False):
     with CaptureQueriesContext(connection) as captured:
-        selectors.memory_search(store=store, search=search)
+        memory_search(store=store, search=search)
     sql = next(query["sql"] for query in captured.captured_queries if query["sql"].lstrip().startswith("WITH"))
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -152,10 +152,10 @@ def _fill(store, batches):
 def test_planner_chooses_hnsw_and_gin_indexes_on_its_own(tenant_a):
     store = store_create(tenant=tenant_a.tenant, name="big", embedding_provider="hash", embedding_dimension=384)
     _fill(store, 6)
-    plan = _explain_search(store, selectors.SearchQuery(query="tea in paris", mode="vector", limit=10))
+    plan = _explain_search(store, SearchQuery(query="tea in paris", mode="vector", limit=10))
     assert "memory_embedding_hnsw_384" in plan, plan
     # A selective word: the full-text side goes through the GIN index.
-    hybrid = _explain_search(store, selectors.SearchQuery(query="zeppelin", limit=10))
+    hybrid = _explain_search(store, SearchQuery(query="zeppelin", limit=10))
     assert "memory_embedding_hnsw_384" in hybrid and "memory_search_vector" in hybrid, hybrid
 
 
@@ -165,7 +165,7 @@ def test_each_dimension_has_a_matching_partial_hnsw_index(tenant_a, dimension):
     store = store_create(tenant=tenant_a.tenant, name=f"dim{dimension}", embedding_provider="hash",
                          embedding_dimension=dimension)
     memory_bulk_create(store=store, items=[MemoryInput(user_id="u", content="tea in paris")], actor=Actor.system())
-    plan = _explain_search(store, selectors.SearchQuery(query="tea", mode="vector"), forbid_seqscan=True)
+    plan = _explain_search(store, SearchQuery(query="tea", mode="vector"), forbid_seqscan=True)
     used = {name for name in (f"memory_embedding_hnsw_{d}" for d in SUPPORTED_DIMENSIONS) if name + " " in plan}
     assert used == {f"memory_embedding_hnsw_{dimension}"}, plan
 
@@ -180,6 +180,6 @@ def test_connections_enable_iterative_hnsw_scans(db):
 def test_wide_searches_return_the_requested_number_of_rows(tenant_a):
     store = store_create(tenant=tenant_a.tenant, name="wide", embedding_provider="hash")
     _fill(store, 1)
-    results = selectors.memory_search(store=store, search=selectors.SearchQuery(query="tea", mode="vector", limit=100))
+    results = memory_search(store=store, search=SearchQuery(query="tea", mode="vector", limit=100))
     assert len(results) == 100
     assert [hit.vector_rank for hit in results] == list(range(1, 101))
