@@ -74,3 +74,13 @@ def test_colliding_sessions_and_messages_keep_their_ids_and_are_logged(tenant_a,
     response = tenant_a.client("admin").delete(f"/api/v1/stores/main/users/{DECOMPOSED}")
     assert response.json()["sessions"] == 2
     assert list(Session.objects.values_list("external_id", flat=True)) == ["runs"]
+
+
+def test_a_session_id_whose_nfc_form_would_not_fit_is_left_as_it_is(tenant_a):
+    too_long = "\u0958" * 255
+    session = Session.objects.create(store=tenant_a.store, external_id=too_long, user_id=too_long)
+
+    _migrate()
+
+    session.refresh_from_db()
+    assert (session.external_id, session.user_id) == (too_long, too_long)

@@ -76,3 +76,16 @@ def test_a_live_duplicate_in_the_other_form_is_superseded_with_a_revision(tenant
     assert revision.before["status"] == "active" and revision.after["status"] == "superseded"
     assert {"status", "superseded_by_id", "valid_to"} <= set(revision.changed_fields)
     assert (deleted.status, deleted.user_id) == ("deleted", COMPOSED)
+
+
+def test_an_id_whose_nfc_form_would_not_fit_its_column_is_left_as_it_is(tenant_a, add_memory):
+    # U+0958 is not allowed in NFC: it decomposes into two characters, so 255 of them become 510.
+    too_long = "\u0958" * 255
+    memory = _written_decomposed(add_memory, tenant_a.store, "A long id", user_id=too_long)
+    fine = _written_decomposed(add_memory, tenant_a.store, "José likes tea", user_id=DECOMPOSED)
+
+    _migrate()  # no DataError: the migration goes on
+
+    assert Memory.objects.get(pk=memory.pk).user_id == too_long
+    assert MemoryRevision.objects.filter(memory=memory, user_id=too_long).count() == 1
+    assert Memory.objects.get(pk=fine.pk).user_id == COMPOSED

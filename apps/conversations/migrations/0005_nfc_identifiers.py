@@ -1,5 +1,5 @@
 """Session ids, user and agent ids of sessions, and run ids of messages in Unicode NFC, as the API now
-stores them (apps.core.identifiers; memories and revisions: memories.0005_nfc_identifiers).
+stores them (apps.core.identifiers; memories and revisions: memories.0006_nfc_identifiers).
 
 Collisions are left as they are, and logged:
 - a session whose id in NFC is already another session's id in the same store (the client used both
@@ -19,8 +19,17 @@ from django.db import IntegrityError, migrations, transaction
 logger = logging.getLogger(__name__)
 
 
+MAX_ID_LENGTH = 255  # every id column
+
+
 def nfc(value: str) -> str:
-    return unicodedata.normalize("NFC", value)
+    """The NFC form of an id, or the id as it is when that form would not fit its column (NFC can lengthen
+    a string: some precomposed characters decompose); such an id is left alone, and logged."""
+    normal = unicodedata.normalize("NFC", value)
+    if len(normal) > MAX_ID_LENGTH:
+        logger.warning("Id %r kept as it is: its NFC form is longer than %s characters.", value, MAX_ID_LENGTH)
+        return value
+    return normal
 
 
 def ids_not_in_nfc(connection, model, columns) -> list:
@@ -58,12 +67,15 @@ def normalise_identifiers(apps, schema_editor) -> None:
             )
 
     message_pks = ids_not_in_nfc(connection, Message, ("client_run_id",))
-    runs = Message.objects.filter(pk__in=message_pks).values_list("session_id", "client_run_id")
-    for session_id, run_id in set(runs):
-        rows = Message.objects.filter(pk__in=message_pks, session_id=session_id, client_run_id=run_id)
-        if _update_unless_duplicate(rows, client_run_id=nfc(run_id)):
+    by_run: dict[tuple, list] = {}
+    for pk, session_id, run_id in Message.objects.filter(pk__in=message_pks).values_list(
+        "pk", "session_id", "client_run_id"
+    ):
+        by_run.setdefault((session_id, run_id), []).append(pk)
+    for (_, run_id), pks in by_run.items():
+        if _update_unless_duplicate(Message.objects.filter(pk__in=pks), client_run_id=nfc(run_id)):
             continue
-        for pk in list(rows.values_list("pk", flat=True)):
+        for pk in pks:
             if not _update_unless_duplicate(Message.objects.filter(pk=pk), client_run_id=nfc(run_id)):
                 logger.warning("Message %s keeps its run id, not in NFC: its session has that run and seq in NFC.", pk)
 

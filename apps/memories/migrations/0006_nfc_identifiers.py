@@ -30,8 +30,17 @@ SNAPSHOT_FIELDS = (
 TRIGGER = "memories_memoryrevision_append_only"
 
 
+MAX_ID_LENGTH = 255  # every id column
+
+
 def nfc(value: str) -> str:
-    return unicodedata.normalize("NFC", value)
+    """The NFC form of an id, or the id as it is when that form would not fit its column (NFC can lengthen
+    a string: some precomposed characters decompose); such an id is left alone, and logged."""
+    normal = unicodedata.normalize("NFC", value)
+    if len(normal) > MAX_ID_LENGTH:
+        logger.warning("Id %r kept as it is: its NFC form is longer than %s characters.", value, MAX_ID_LENGTH)
+        return value
+    return normal
 
 
 def ids_not_in_nfc(connection, model, columns) -> list:
@@ -88,9 +97,12 @@ def normalise_identifiers(apps, schema_editor) -> None:
     # (the foreign-key checks of the revisions written below).
     revision_pks = ids_not_in_nfc(connection, MemoryRevision, ("user_id",))
     if revision_pks:
+        by_user: dict[str, list] = {}
+        for pk, user_id in MemoryRevision.objects.filter(pk__in=revision_pks).values_list("pk", "user_id"):
+            by_user.setdefault(user_id, []).append(pk)
         schema_editor.execute(f"ALTER TABLE memories_memoryrevision DISABLE TRIGGER {TRIGGER}")
-        for user_id in set(MemoryRevision.objects.filter(pk__in=revision_pks).values_list("user_id", flat=True)):
-            MemoryRevision.objects.filter(pk__in=revision_pks, user_id=user_id).update(user_id=nfc(user_id))
+        for user_id, pks in by_user.items():
+            MemoryRevision.objects.filter(pk__in=pks).update(user_id=nfc(user_id))
         schema_editor.execute(f"ALTER TABLE memories_memoryrevision ENABLE TRIGGER {TRIGGER}")
 
     pks = ids_not_in_nfc(connection, Memory, ("user_id", "agent_id", "session_id"))
