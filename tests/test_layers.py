@@ -1,6 +1,8 @@
 """The apps stand in layers, core ← tenancy ← memories ← conversations ← extraction: an app imports only
 apps to its left. This reads the imports of every module under apps/ (migrations aside), wherever they
-stand in the module (a lazy import inside a function counts), so the old import cycle cannot come back."""
+stand in the module (a lazy import inside a function counts), so the old cycle through every app cannot
+come back. The one way up left is named below with its reason: two service calls from conversations
+into extraction, which must happen while conversations holds the session lock."""
 
 import ast
 from pathlib import Path

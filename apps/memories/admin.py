@@ -276,12 +276,9 @@ class MemoryAdmin(TenantScopedAdmin):
 
     def _set_status(self, request, queryset, service, verb: str, *, statuses, needs_edit_role=True) -> None:
         actor = Actor.for_user(request.user)
-        labels = dict(Memory.Status.choices)
 
         def act(memory):
-            if memory.status not in statuses:
-                raise ApplicationError(f"does not apply to a memory that is {labels[memory.status].lower()}.")
-            service(memory=memory, actor=actor)
+            service(memory=memory, actor=actor, from_statuses=tuple(statuses))
 
         self.act_on_selected(request, queryset, act, done=f"{verb} {{count}} memory(ies).",
                              label=lambda memory: f"“{Truncator(memory.content).chars(40)}”",

@@ -7,9 +7,10 @@ import pytest
 from django.urls import reverse
 
 from apps.core.actors import Actor
+from apps.core.errors import ConflictError
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.normalise import content_hash
-from apps.memories.services import memory_delete, memory_update, store_create
+from apps.memories.services import memory_approve, memory_delete, memory_update, store_create
 from apps.tenancy.models import Membership
 from apps.tenancy.services import membership_set
 from tests.admin_rows import add_admin_rows
@@ -572,8 +573,19 @@ def test_an_action_reports_what_it_did_and_each_reason_it_refused(client, tenant
     assert ("warning", "“Bob old fact”: this needs the admin role in its tenant.") in warnings
     (folded,) = [text for level, text in warnings if "Alice" in text]
     # Seven memories refused for one reason: five named, the others counted.
-    assert re.fullmatch(r"(“Alice fact \d”, ){4}“Alice fact \d” and 2 more: does not apply to a memory that is active\.",
+    assert re.fullmatch(r"(“Alice fact \d”, ){4}“Alice fact \d” and 2 more: This does not apply to a memory that is active\.",
                         folded)
     deleted.refresh_from_db()
     foreign.refresh_from_db()
     assert (deleted.status, foreign.status) == ("active", "deleted")
+
+
+def test_approving_a_memory_deleted_meanwhile_does_not_bring_it_back(tenant_a, add_memory):
+    # The admin's selection was read before an agent deleted the memory through the API.
+    memory = add_memory(tenant_a.store, "Alice waits for review", status=Memory.Status.PENDING_REVIEW)
+    stale = Memory.objects.get(pk=memory.pk)
+    memory_delete(memory=memory, actor=Actor.system("api"))
+    with pytest.raises(ConflictError) as refused:
+        memory_approve(memory=stale, actor=Actor.system("admin"), from_statuses=(Memory.Status.PENDING_REVIEW,))
+    assert refused.value.code == "invalid_status"
+    assert Memory.objects.get(pk=memory.pk).status == Memory.Status.DELETED

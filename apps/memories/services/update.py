@@ -28,9 +28,14 @@ _EDITABLE_FIELDS = (
 )
 
 def memory_update(
-    *, memory: Memory, changes: dict, actor: Actor, reason: str = "", context: dict | None = None
+    *, memory: Memory, changes: dict, actor: Actor, reason: str = "", context: dict | None = None,
+    from_statuses: tuple[str, ...] | None = None,
 ) -> Memory:
-    """Edit a memory's content, metadata, tags, scores or status; re-embeds changed content."""
+    """Edit a memory's content, metadata, tags, scores or status; re-embeds changed content.
+
+    With `from_statuses`, only a memory in one of them is changed (checked under the row lock, so a
+    concurrent change of status is not undone); otherwise a 409.
+    """
     unknown = sorted(set(changes) - set(_EDITABLE_FIELDS))
     if unknown:
         raise ApplicationError(f"Cannot change {', '.join(unknown)}.", code="validation_error")
@@ -54,6 +59,9 @@ def memory_update(
             .defer("embedding", "search_vector")
             .get(pk=memory.pk)
         )
+        if from_statuses is not None and locked.status not in from_statuses:
+            raise ConflictError(f"This does not apply to a memory that is {locked.get_status_display().lower()}.",
+                                code="invalid_status", details={"status": locked.status})
         before = memory_snapshot(locked)
         for name, value in changes.items():
             setattr(locked, name, value)
@@ -109,12 +117,14 @@ def _action_for(before: dict, after: dict) -> str:
 
 
 def memory_set_status(
-    *, memory: Memory, status: str, actor: Actor, reason: str = "", context: dict | None = None
+    *, memory: Memory, status: str, actor: Actor, reason: str = "", context: dict | None = None,
+    from_statuses: tuple[str, ...] | None = None,
 ) -> Memory:
-    """Move a memory to another status (approve, reject, soft delete, restore)."""
+    """Move a memory to another status (approve, reject, soft delete, restore), if it is in `from_statuses`."""
     if status not in Memory.Status.values:
         raise ApplicationError(f"Unknown status {status!r}.", code="validation_error")
-    return memory_update(memory=memory, changes={"status": status}, actor=actor, reason=reason, context=context)
+    return memory_update(memory=memory, changes={"status": status}, actor=actor, reason=reason, context=context,
+                         from_statuses=from_statuses)
 
 
 def memory_supersede(*, old: Memory, new: Memory, actor: Actor, reason: str = "", context: dict | None = None) -> Memory:
@@ -164,21 +174,33 @@ def _supersede_on_approval(*, memory: Memory, actor: Actor, context: dict | None
         memory_supersede(old=old, new=memory, actor=actor, context=context)
 
 
-def memory_approve(*, memory: Memory, actor: Actor, reason: str = "") -> Memory:
+def memory_approve(
+    *, memory: Memory, actor: Actor, reason: str = "", from_statuses: tuple[str, ...] | None = None
+) -> Memory:
     """Publish a memory held for review."""
-    return memory_set_status(memory=memory, status=Memory.Status.ACTIVE, actor=actor, reason=reason or "approved")
+    return memory_set_status(memory=memory, status=Memory.Status.ACTIVE, actor=actor, reason=reason or "approved",
+                             from_statuses=from_statuses)
 
 
-def memory_reject(*, memory: Memory, actor: Actor, reason: str = "") -> Memory:
+def memory_reject(
+    *, memory: Memory, actor: Actor, reason: str = "", from_statuses: tuple[str, ...] | None = None
+) -> Memory:
     """Refuse a memory held for review; it stays in history but is never searched."""
-    return memory_set_status(memory=memory, status=Memory.Status.REJECTED, actor=actor, reason=reason or "rejected")
+    return memory_set_status(memory=memory, status=Memory.Status.REJECTED, actor=actor, reason=reason or "rejected",
+                             from_statuses=from_statuses)
 
 
-def memory_delete(*, memory: Memory, actor: Actor, reason: str = "") -> Memory:
+def memory_delete(
+    *, memory: Memory, actor: Actor, reason: str = "", from_statuses: tuple[str, ...] | None = None
+) -> Memory:
     """Soft-delete: the memory leaves search and lists but keeps its history and can be restored."""
-    return memory_set_status(memory=memory, status=Memory.Status.DELETED, actor=actor, reason=reason)
+    return memory_set_status(memory=memory, status=Memory.Status.DELETED, actor=actor, reason=reason,
+                             from_statuses=from_statuses)
 
 
-def memory_restore(*, memory: Memory, actor: Actor, reason: str = "") -> Memory:
+def memory_restore(
+    *, memory: Memory, actor: Actor, reason: str = "", from_statuses: tuple[str, ...] | None = None
+) -> Memory:
     """Bring back a soft-deleted (or rejected) memory as active."""
-    return memory_set_status(memory=memory, status=Memory.Status.ACTIVE, actor=actor, reason=reason or "restored")
+    return memory_set_status(memory=memory, status=Memory.Status.ACTIVE, actor=actor, reason=reason or "restored",
+                             from_statuses=from_statuses)
