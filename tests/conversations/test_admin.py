@@ -15,17 +15,20 @@ BASE = "/api/v1/stores/main/sessions/s-1"
 
 
 @pytest.fixture
-def paused_session(tenant_a):
+def paused_session(tenant_a, configure_store):
+    configure_store(tenant_a.store, extraction_config={"enabled": False})
     client = tenant_a.client("admin")
-    client.patch("/api/v1/stores/main", {"extraction_config": {"enabled": False}}, format="json")
-    client.post(f"{BASE}/spawn", {
+    spawned = client.post(f"{BASE}/spawn", {
         "user_id": "alice",
         "working_memory": [{"key": "shipping-address", "value": "12 Rua Augusta"}],
         "task_state": {"description": "Replace the broken kettle", "current_step": 1, "total_steps": 2},
     }, format="json")
-    client.post(f"{BASE}/scratchpad", {"content": "Warranty still valid until May"}, format="json")
-    client.post(f"{BASE}/pause", {"description": "waiting for the customer"}, format="json")
-    return Session.objects.get(external_id="s-1")
+    assert spawned.status_code == 201, spawned.content
+    noted = client.post(f"{BASE}/scratchpad", {"content": "Warranty still valid until May"}, format="json")
+    assert noted.status_code == 201, noted.content
+    paused = client.post(f"{BASE}/pause", {"description": "waiting for the customer"}, format="json")
+    assert paused.status_code == 200, paused.content
+    return Session.objects.get(external_id="s-1", status="paused")
 
 
 def test_session_page_shows_working_state_checkpoints_and_events(client, tenant_a, paused_session):
