@@ -1,8 +1,11 @@
 """What every benchmark script needs: Django in the benchmark database, the bench tenant and a fresh
-API key, the production environment for the server and worker subprocesses, and log lines."""
+API key, the production environment for the server and worker subprocesses, log lines, and one result
+line per phase, whose failures decide the exit status."""
 
 import argparse
+import math
 import os
+import re
 import secrets
 import signal
 import sys
@@ -18,6 +21,57 @@ _SECRET_KEY = secrets.token_urlsafe(50)
 
 def log(message: str = "") -> None:
     print(message, flush=True)
+
+
+# --- Results ----------------------------------------------------------------------------------------
+
+# Every phase of every script prints one line in this format, `  <label>  failed=N  p50=…  p95=… <unit>  …`;
+# tests/test_bench_smoke.py reads the lines back with RESULT_LINE.
+RESULT_LINE = re.compile(
+    r"^  (?P<label>\S.*?)\s+failed=(?P<failed>\d+)\s+p50=\s*(?P<p50>\S+)\s+p95=\s*(?P<p95>\S+) (?P<unit>\S+)",
+    re.MULTILINE,
+)
+# (label, what went wrong: "" or its errors, timeouts, failed jobs, non-2xx answers, nothing measured)
+_phases: list[tuple[str, str]] = []
+
+
+def result_line(
+    label: str, *, failed: int, p50: float, p95: float, unit: str = "ms", digits: int = 1, details: str = "",
+    first_error: str = "",
+) -> None:
+    """Print one phase's result and count it: `failed` (its errors, timeouts, failed jobs, non-2xx answers)
+    or no measured value at all (p50 nan) makes the script exit 1 (exit_status)."""
+    log(
+        f"  {label:<44}  failed={failed:<3} p50={p50:8.{digits}f}  p95={p95:8.{digits}f} {unit}"
+        + (f"  {details}" if details else "")
+    )
+    if failed and first_error:
+        log(f"    first error: {first_error[:300]}")
+    _phases.append((label, f"{failed} failed" if failed else "nothing measured" if math.isnan(p50) else ""))
+
+
+def phase_line(label: str, phase, *, count: str = "requests", rate: str = "req/s", details: str = "") -> None:
+    """The result_line of a load.PhaseResult: its errors are its failures; p99, requests and rate follow."""
+    result_line(
+        f"{label} c={phase.concurrency}",
+        failed=phase.errors,
+        p50=phase.percentile(50),
+        p95=phase.percentile(95),
+        details=f"p99={phase.percentile(99):.1f} ms  {phase.requests} {count}  {phase.per_second:.1f} {rate}"
+        + (f"  {details}" if details else ""),
+        first_error=phase.first_error,
+    )
+
+
+def exit_status() -> int:
+    """The one decision of a script's exit status: 1 if any phase printed with result_line failed, else 0.
+    Times never count (a benchmark reports them); errors, timeouts, failed jobs and non-2xx answers do."""
+    failing = [f"{label}: {problem}" for label, problem in _phases if problem]
+    if failing:
+        log(f"FAILED: {len(failing)} of {len(_phases)} phases: " + "; ".join(failing))
+        return 1
+    log(f"{len(_phases)} phases, none failed")
+    return 0
 
 
 def int_list(parser: argparse.ArgumentParser, name: str, text: str) -> list[int]:
@@ -55,11 +109,11 @@ def bootstrap_django() -> None:
     from django.conf import settings
 
     name = settings.DATABASES["default"]["NAME"]
-    # The benchmarks drop and rebuild indexes and delete stores: never in someone's working database.
-    # A Django test database (test_...) is disposable: tests/test_bench_smoke.py runs them there.
-    if "bench" not in name and not name.startswith("test_"):
+    # The benchmarks drop and rebuild indexes and delete stores: never in someone's working database, nor in
+    # the test database (tests/test_bench_smoke.py gives them a database of their own, <test database>_bench).
+    if "bench" not in name:
         raise SystemExit(
-            f"refusing to run against database {name!r}: its name must contain 'bench' or start with 'test_' "
+            f"refusing to run against database {name!r}: its name must contain 'bench' "
             f"(unset DATABASE_URL, or point EMBEDDED_PG_DATABASE / DATABASE_URL at a benchmark database)"
         )
 

@@ -150,8 +150,19 @@ def write(path: Path, section: Section) -> None:
     mine = [f"{owned} {t.what} | {t.target or 'none yet'} | {t.measured} | {t.verdict} | {date} | {commit} |"
             for t in section.targets]
     rows = rows[:at] + mine + [row for row in rows[at:] if not row.startswith(owned)]
+    body = "\n".join([SUMMARY_HEADER, *rows])
+    text = _replace(text, *SUMMARY, body) if SUMMARY[0] in text and SUMMARY[1] in text else _add_summary(text, body)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_replace(text, *SUMMARY, "\n".join([SUMMARY_HEADER, *rows])))
+    path.write_text(text)
+
+
+def _add_summary(text: str, body: str) -> str:
+    """The summary of a page that has none goes first: right under the page's `# ` title (else at the top)."""
+    block = f"{SUMMARY[0]}\n{body}\n{SUMMARY[1]}\n\n"
+    title = re.search(r"^# .*\n", text, re.MULTILINE)
+    if title is None:
+        return block + text.lstrip("\n")
+    return text[: title.end()] + "\n" + block + text[title.end() :].lstrip("\n")
 
 
 def publish(section: Section, path: str | None, *, log, started: float) -> None:

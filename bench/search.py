@@ -16,7 +16,18 @@ import time
 from dataclasses import dataclass
 
 import report
-from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, parse_args, production_env, run_main
+from harness import (
+    ROOT,
+    bench_tenant_and_key,
+    exit_status,
+    int_list,
+    log,
+    migrate,
+    parse_args,
+    phase_line,
+    production_env,
+    run_main,
+)
 from harness import start as harness_start
 
 KEY_NAME = "bench/search.py"
@@ -282,18 +293,8 @@ def run_search_phases(server, raw_key: str, args) -> list:
                 ),
             )
             results.append(result)
-            log(_phase_line(result))
-            if result.errors:
-                log(f"    first error: {result.first_error}")
+            phase_line(result.name, result, details=f"empty={result.empty}")
     return results
-
-
-def _phase_line(result) -> str:
-    return (
-        f"  {result.name:<18} c={result.concurrency:<2} {result.requests:>6} requests  "
-        f"errors={result.errors:<4} empty={result.empty:<4} p50={result.percentile(50):7.1f}  "
-        f"p95={result.percentile(95):7.1f}  p99={result.percentile(99):7.1f} ms  {result.per_second:8.1f} req/s"
-    )
 
 
 def ingest_batches(corpus, *, prefix: str, batches: int, batch_size: int) -> list[dict]:
@@ -366,13 +367,8 @@ def run_ingest_phases(server, raw_key: str, corpus, args) -> list[IngestResult]:
         )
         result = IngestResult(phase=phase, memories=phase.items)
         results.append(result)
-        log(
-            f"  bulk ingest        c={concurrency:<2} {phase.requests:>4} batches of {args.batch_size}  "
-            f"errors={phase.errors:<3} p50={phase.percentile(50):7.1f}  p95={phase.percentile(95):7.1f} ms/batch  "
-            f"{result.per_second:8.0f} memories/s"
-        )
-        if phase.errors:
-            log(f"    first error: {phase.first_error}")
+        phase_line("bulk ingest", phase, count=f"batches of {args.batch_size}",
+                   details=f"{result.per_second:.0f} memories/s")
     return results
 
 
@@ -476,7 +472,7 @@ def main(argv=None) -> int:
         ingest_results=ingest_results,
     )
     report.publish(results, args.report, log=log, started=started)
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -18,7 +18,19 @@ from dataclasses import dataclass, field
 
 import report
 from conversations import SessionStream, SupportConversations
-from harness import ROOT, bench_tenant_and_key, int_list, log, migrate, parse_args, production_env, run_main
+from harness import (
+    ROOT,
+    bench_tenant_and_key,
+    exit_status,
+    int_list,
+    log,
+    migrate,
+    parse_args,
+    phase_line,
+    production_env,
+    result_line,
+    run_main,
+)
 from harness import start as harness_start
 from jobs import delete_store, other_queue_readers, purge_queue
 from load import Outcome, PhaseResult, percentile, run_phase, timed_request
@@ -229,14 +241,8 @@ class Bench:
         row = Row(operation, phase, cycle=is_cycle, notes=notes)
         self.rows.append(row)
         statuses = ", ".join(f"{status or 'no response'}: {count}" for status, count in sorted(row.statuses.items()))
-        log(
-            f"  {operation:<34} c={phase.concurrency:<2} {phase.requests:>5} {'cycles' if is_cycle else 'requests'}"
-            f"  errors={phase.errors:<3} p50={phase.percentile(50):7.1f}  p95={phase.percentile(95):7.1f}  "
-            f"p99={phase.percentile(99):7.1f} ms  {phase.per_second:7.1f}/s"
-            + (f"  non-2xx {{{statuses}}}" if statuses else "")
-        )
-        if phase.errors:
-            log(f"    first error: {phase.first_error[:300]}")
+        phase_line(operation, phase, count="cycles" if is_cycle else "requests", rate="/s",
+                   details=f"non-2xx {{{statuses}}}" if statuses else "")
         return row
 
     # Working memory, scratchpad
@@ -489,6 +495,15 @@ class Probe(threading.Thread):
         self.stopping.set()
         self.join()
 
+    def print_results(self) -> None:
+        """A result line per label: a probe GET that failed is a failure like any other."""
+        for label, samples in self.samples.items():
+            latencies = [sample.latency_ms for sample in samples if sample.ok]
+            failed = [sample for sample in samples if not sample.ok]
+            result_line(f"probe GET, {label}", failed=len(failed), p50=percentile(latencies, 50),
+                        p95=percentile(latencies, 95), details=f"{len(samples)} requests",
+                        first_error=failed[0].error if failed else "")
+
 
 # --- Report ---------------------------------------------------------------------------------------
 
@@ -672,6 +687,7 @@ def main(argv=None) -> int:
                     finally:
                         probe.stop()
                     probe_samples = probe.samples
+                    probe.print_results()
             finally:
                 bench.close()
         log("server and worker stopped")
@@ -697,7 +713,7 @@ def main(argv=None) -> int:
     log(f"non-2xx responses in measured requests: {sum(sum(row.statuses.values()) for row in bench.rows)}")
     results = section(args, env=env, rows=bench.rows, split=split, probe=probe_samples)
     report.publish(results, args.report, log=log, started=started)
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Rows for admin tests: a tenant's sessions, each with one of every row the admin lists (messages,
-working memory, scratchpad, checkpoint, event, extraction job, memory and revision, API key)."""
+working memory, scratchpad, checkpoint, event, extraction job, memory and revision, API key, store), and
+with each session another tenant the world's admin administers (a tenant and a membership more)."""
 
 from apps.conversations.models import Session
 from apps.conversations.services import (
@@ -11,12 +12,18 @@ from apps.conversations.services import (
     session_spawn,
 )
 from apps.core.actors import Actor
-from apps.memories.services import MemoryInput, memory_create
-from apps.tenancy.services import api_key_issue
+from apps.memories.services import MemoryInput, memory_create, store_create
+from apps.tenancy.models import Membership
+from apps.tenancy.services import api_key_issue, membership_set, tenant_create
 
 
 def add_admin_rows(world, count: int, stores=None) -> list[Session]:
-    """`count` more sessions in `world`'s stores (taken in turn), through the services."""
+    """`count` more sessions in `world`'s stores (taken in turn), with their rows, through the services.
+
+    Every list of the admin of `world` grows with `count`: for the lists of stores, tenants and memberships,
+    each session comes with a store of its own (no session in it) and a tenant `<slug>-<index>` that
+    world.admin administers too.
+    """
     actor = Actor.system("test")
     stores = stores or [world.store]
     slug = world.tenant.slug
@@ -37,5 +44,8 @@ def add_admin_rows(world, count: int, stores=None) -> list[Session]:
         checkpoint_create(session=session, description=f"{slug} checkpoint {index}", actor=actor)
         memory_create(store=store, item=MemoryInput(user_id=user_id, content=f"{slug} memory {index}"), actor=actor)
         api_key_issue(tenant=world.tenant, name=f"{slug}-key-{index}", scopes=["read"])
+        store_create(tenant=world.tenant, name=f"{slug}-store-{index}", embedding_provider="hash")
+        other = tenant_create(name=f"{world.tenant.name} {index}", slug=f"{slug}-{index}")
+        membership_set(tenant=other, user=world.admin, role=Membership.Role.ADMIN)
         sessions.append(session)
     return sessions

@@ -87,3 +87,9 @@ def configure_store():
         return store_update(store=store, changes=changes)
 
     return _configure
+
+
+@pytest.fixture
+def inline_extraction(settings):
+    """Extraction jobs run in the request, synchronously, instead of waiting for a worker."""
+    settings.EXTRACTION_RUN_INLINE = True

@@ -40,7 +40,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _still_running(process: psutil.Process) -> bool:
+def still_running(process: psutil.Process) -> bool:
+    """Whether `process` has not ended yet; an exited child its parent has not reaped yet (a zombie) has."""
     try:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
@@ -121,7 +122,7 @@ class QCluster:
         _, alive = psutil.wait_procs(members, timeout=10)
         self.process = None
         self._log_file.close()
-        assert not [p for p in alive if _still_running(p)], alive
+        assert not [p for p in alive if still_running(p)], alive
 
     def _signal_group(self, signum: int) -> None:
         try:

@@ -53,3 +53,23 @@ def test_query_plans_are_collapsed_without_vector_literals(tmp_path):
     assert "<details><summary>Query plan: a search</summary>" in text
     assert "Order By: (embedding <=> '[…384 floats…]'::vector(384))" in text
     assert "0.125,0.125" not in text
+
+
+def test_a_page_without_a_summary_gets_it_right_under_its_title(tmp_path):
+    page = tmp_path / "performance.md"
+    report.write(page, _section("beta", 30.0))
+    text = page.read_text()
+    summary = text[text.index("<!-- summary -->"): text.index("<!-- /summary -->") + len("<!-- /summary -->")]
+    page.write_text(text.replace(summary + "\n", "") + "\n" + report.ANALYSIS_MARKER + "\nHand-written.\n")
+    without_summary = page.read_text()
+    assert "<!-- summary -->" not in without_summary
+
+    report.write(page, _section("alpha", 10.0))
+
+    text = page.read_text()
+    assert text.startswith("# Performance\n\n<!-- summary -->\n" + report.SUMMARY_HEADER + "\n| alpha | alpha p95 |")
+    assert text.index("<!-- /summary -->") < text.index("Measured by the scripts") < text.index("<!-- section:beta -->")
+    assert text.count("<!-- summary -->") == 1 and text.endswith(report.ANALYSIS_MARKER + "\nHand-written.\n")
+    end = "<!-- /section:beta -->"
+    beta = without_summary[without_summary.index("<!-- section:beta -->"): without_summary.index(end) + len(end)]
+    assert beta in text, "the other section changed"

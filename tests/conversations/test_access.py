@@ -89,14 +89,14 @@ def test_session_endpoint_access(index, tenant_a, tenant_b, checkpoint_id):
     if path.endswith(("/spawn", "/resume")):  # both apply to a paused session
         session = Session.objects.get(store=tenant_a.store, external_id="s-1")
         services.session_pause(session=session, actor=Actor.system("test"))
+    before = _session_state(tenant_a)
+    assert all(before[name] for name in ("Session", "WorkingMemoryItem", "TaskState", "ScratchpadEntry", "Checkpoint"))
     anonymous = _call(APIClient(), method, path, body)
     assert anonymous.status_code == 401 and anonymous.json()["error"]["code"] == "not_authenticated"
     for scope in SCOPES[:SCOPES.index(required)]:
         response = _call(tenant_a.client(scope), method, path, body)
         assert response.status_code == 403, (scope, response.content)
         assert response.json()["error"]["code"] == "permission_denied"
-    before = _session_state(tenant_a)
-    assert all(before[name] for name in ("Session", "WorkingMemoryItem", "TaskState", "ScratchpadEntry", "Checkpoint"))
     other = _call(tenant_b.client("admin"), method, path, body)
     assert other.status_code == other_tenant_status, other.content
     if other_tenant_status == 404:
@@ -105,7 +105,7 @@ def test_session_endpoint_access(index, tenant_a, tenant_b, checkpoint_id):
     else:
         # Acting on its own store, the other tenant sees nothing of this tenant's session.
         assert checkpoint_id not in other.content.decode() and "first thought" not in other.content.decode()
-    assert _session_state(tenant_a) == before
+    assert _session_state(tenant_a) == before  # no refused call (no key, too small a scope, another tenant) wrote
     response = _call(tenant_a.client(required), method, path, body)
     assert response.status_code in (200, 201, 202), response.content
     assert "error" not in response.json()

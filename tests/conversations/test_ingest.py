@@ -13,13 +13,6 @@ def _post(client, messages, run_id="run-1", user_id="alice", url=URL, **extra):
     return client.post(url, {"user_id": user_id, "run_id": run_id, "messages": messages, **extra}, format="json")
 
 
-@pytest.fixture
-def quiet_store(tenant_a, configure_store):
-    """A store whose extraction is off, for tests about ingest alone."""
-    configure_store(tenant_a.store, extraction_config={"enabled": False})
-    return tenant_a
-
-
 def test_first_post_creates_the_session_and_answers_202(quiet_store):
     response = _post(
         quiet_store.client("write"),

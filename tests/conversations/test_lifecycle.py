@@ -24,12 +24,6 @@ def _events(client):
             for event in client.get(f"{BASE}/events").json()["results"]]
 
 
-@pytest.fixture
-def quiet_store(tenant_a, configure_store):
-    configure_store(tenant_a.store, extraction_config={"enabled": False})
-    return tenant_a
-
-
 def test_spawn_creates_an_active_session_with_initial_working_state(quiet_store):
     client = quiet_store.client("write")
     response = _spawn(
@@ -227,8 +221,7 @@ class TestTerminateExtraction:
     """The final extraction runs (inline here) and the tail is extracted exactly once."""
 
     @pytest.fixture(autouse=True)
-    def inline_extraction(self, settings, tenant_a, configure_store):
-        settings.EXTRACTION_RUN_INLINE = True
+    def extraction_at_the_end_only(self, inline_extraction, tenant_a, configure_store):
         # No turn trigger: the messages wait for the end of the session.
         configure_store(tenant_a.store, extraction_config={"every_n_turns": 100})
 

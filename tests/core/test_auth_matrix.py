@@ -130,10 +130,14 @@ def test_endpoint_access_matrix(index, tenant_a, tenant_b, memory, job):
 
     response = _call(tenant_a.client(required), method, path, body)
     assert response.status_code in (200, 201), response.content
+    body = response.json()
+    # Not the error shape {"error": {"code": ...}} (a job's own "error" is a string: its last failure).
+    assert not isinstance(body, dict) or not isinstance(body.get("error"), dict), response.content
 
 
 def test_other_tenants_store_is_404(tenant_a, tenant_b):
-    tenant_a.client().post("/api/v1/stores", {"name": "private"}, format="json")
+    created = tenant_a.client().post("/api/v1/stores", {"name": "private"}, format="json")
+    assert created.status_code == 201, created.content
     response = tenant_b.client("admin").get("/api/v1/stores/private")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "store_not_found"
@@ -164,7 +168,8 @@ def test_revoked_key_is_rejected(tenant_a):
 
 
 def test_store_limited_key_sees_only_its_stores(tenant_a):
-    tenant_a.client().post("/api/v1/stores", {"name": "other"}, format="json")
+    created = tenant_a.client().post("/api/v1/stores", {"name": "other"}, format="json")
+    assert created.status_code == 201, created.content
     issued = api_key_issue(tenant=tenant_a.tenant, name="limited", scopes=["write"], store_names=["main"])
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.raw_key}")

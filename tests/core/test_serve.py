@@ -15,9 +15,8 @@ import pytest
 from django_q.models import OrmQ
 from django_q.tasks import async_task
 
-from tests.processes import database_env, free_port
-
-ROOT = Path(__file__).resolve().parents[2]
+from apps.core.management.commands.serve import STOP_GRACE_SECONDS
+from tests.processes import ROOT, database_env, free_port, still_running
 
 # Transactional: serve's processes use the test database and see only committed rows.
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -30,13 +29,6 @@ def touch_then_sleep(path: str, seconds: float) -> None:
     """A q2 task standing in for a long extraction job (a model loading, an LLM call): it says it started."""
     Path(path).touch()
     time.sleep(seconds)
-
-
-def _still_running(process: psutil.Process) -> bool:
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 class Serve:
@@ -101,12 +93,12 @@ class Serve:
         send_signal(self.process)
         alive = processes
         while alive and time.monotonic() - started < STOPPED_WITHIN_SECONDS + 20:
-            alive = [process for process in alive if _still_running(process)]
+            alive = [process for process in alive if still_running(process)]
             time.sleep(0.05)
         elapsed = time.monotonic() - started
         self.process.wait(timeout=10)
         self._reader.join(timeout=10)
-        return elapsed, [process for process in processes if _still_running(process)]
+        return elapsed, [process for process in processes if still_running(process)]
 
     def kill(self) -> None:
         """Whatever is left, orphans included: the test database is flushed after the test."""
@@ -147,6 +139,7 @@ def test_serve_answers_http_and_stops_cleanly_on_ctrl_c(serve):
     assert not alive and elapsed < STOPPED_WITHIN_SECONDS, (elapsed, alive, serve.output)
     assert serve.process.returncode == 0, serve.output
     assert "memoryhub stopped." in serve.output and "killing" not in serve.output
+    assert "still busy" not in serve.output  # idle: both stopped on the first SIGTERM
 
 
 @pytest.mark.parametrize("send_signal", [ctrl_c, sigterm])
@@ -165,5 +158,8 @@ def test_serve_stops_within_seconds_while_a_task_runs_and_the_task_is_delivered_
     assert not alive and elapsed < STOPPED_WITHIN_SECONDS, (elapsed, alive, serve.output)
     assert serve.process.returncode == 0, serve.output
     assert "memoryhub stopped." in serve.output and "killing" not in serve.output
+    # How it stopped: the worker, busy with the task past the grace period, was ended (not left to finish).
+    busy = f"worker still busy after {STOP_GRACE_SECONDS} s; ending it (its unfinished task runs again later)."
+    assert busy in serve.output and "web still busy" not in serve.output, serve.output
     # Not acknowledged: the broker delivers the task again once its lock expires (Q_RETRY_SECONDS).
     assert OrmQ.objects.count() == 1

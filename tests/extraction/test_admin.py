@@ -4,8 +4,7 @@ import pytest
 
 from apps.conversations.services import MessageInput, messages_ingest
 from apps.extraction.models import ExtractionJob
-from apps.memories.services import store_create, store_update
-from tests.admin_rows import add_admin_rows
+from apps.memories.services import store_update
 
 
 @pytest.fixture
@@ -63,32 +62,6 @@ def test_a_jobs_page_names_the_job(client, tenant_a, failed_job):
     title = re.search(r"<title>(.*?)</title>", page, re.S).group(1)
     assert title.startswith(f"Extraction job {str(failed_job.pk)[:8]} of session s-1 (failed) |")
     assert str(failed_job.session_id) not in title
-
-
-def test_the_job_list_offers_only_the_users_stores(client, tenant_a, tenant_b):
-    for world in (tenant_a, tenant_b):
-        notes = store_create(tenant=world.tenant, name="notes", embedding_provider="hash")
-        add_admin_rows(world, 2, stores=[world.store, notes])
-    _login(client, tenant_b.admin)
-
-    page = client.get("/admin/extraction/extractionjob/").content.decode()
-
-    assert "globex/main" in page and "globex/notes" in page
-    assert "acme/" not in page
-
-
-@pytest.mark.parametrize("rows", [5, 50])
-def test_job_list_queries_do_not_grow_with_its_rows(client, tenant_a, django_assert_num_queries, rows):
-    add_admin_rows(tenant_a, rows)
-    _login(client, tenant_a.admin)
-    client.get("/admin/extraction/extractionjob/")
-
-    # Django's session, user and the user's permissions (2); the user's tenants, and those where they
-    # are an admin (for the actions); the choices of the store and extractor filters; two counts; the
-    # rows, with their stores, tenants and sessions read in the same query.
-    with django_assert_num_queries(10):
-        response = client.get("/admin/extraction/extractionjob/")
-    assert response.context["cl"].result_count == rows
 
 
 def test_retrying_reports_each_refused_job_by_name(client, tenant_a, failed_job):

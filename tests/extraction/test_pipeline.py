@@ -12,14 +12,9 @@ from apps.extraction.services import extraction_job_run
 from apps.memories.models import Memory
 from apps.memories.services import store_update
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("inline_extraction")]
 
 MESSAGES = "/api/v1/stores/main/sessions/chat-1/messages"
-
-
-@pytest.fixture(autouse=True)
-def inline_extraction(settings):
-    settings.EXTRACTION_RUN_INLINE = True
 
 
 def _say(client, *texts, role="user", run_id="r1", start=0):

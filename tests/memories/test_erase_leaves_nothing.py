@@ -17,7 +17,7 @@ from django_q.models import Task
 from apps.memories.models import Memory
 from apps.tenancy.models import IdempotencyRecord
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("inline_extraction")]
 
 TARGET = "zelda-erase-9f3"
 TARGET_SESSION = f"{TARGET}-chat"
@@ -37,11 +37,6 @@ TARGET_WORDS = [
 ]
 OTHER_WORDS = ["otterplum", "Ottershire", "otterticket", OTHER]
 TEXT_TYPES = ("text", "character varying", "character", "json", "jsonb", "ARRAY", "tsvector")
-
-
-@pytest.fixture(autouse=True)
-def inline_extraction(settings):
-    settings.EXTRACTION_RUN_INLINE = True
 
 
 def _columns() -> list[tuple[str, str]]:
@@ -108,9 +103,8 @@ def _say(client, text, *, user_id, session_id, key):
     return session
 
 
-def test_erasing_a_user_leaves_none_of_their_words_in_any_table(tenant_a, client):
-    admin_api = tenant_a.client("admin")
-    admin_api.patch("/api/v1/stores/main", {"extraction_config": {"every_n_turns": 5}}, format="json")
+def test_erasing_a_user_leaves_none_of_their_words_in_any_table(tenant_a, client, configure_store):
+    configure_store(tenant_a.store, extraction_config={"every_n_turns": 5})
     api = tenant_a.client("write")
 
     # The user to erase: a memory, edited through the API and in the admin.
@@ -143,7 +137,7 @@ def test_erasing_a_user_leaves_none_of_their_words_in_any_table(tenant_a, client
     before = _where_found(TARGET_WORDS)
     assert all(before.values()), before  # each word was written somewhere
 
-    erased = _keyed(admin_api, "delete", f"/api/v1/stores/main/users/{TARGET}", key="t-erase")
+    erased = _keyed(tenant_a.client("admin"), "delete", f"/api/v1/stores/main/users/{TARGET}", key="t-erase")
     assert erased.json()["memories"] >= 3 and erased.json()["sessions"] == 1
 
     left = {word: places for word, places in _where_found(TARGET_WORDS).items() if places}
