@@ -67,7 +67,9 @@ class SessionFlushApi(SessionScopedView):
         summary="Extract everything not yet extracted and wait for it",
         description="Schedule the extraction of every message of the session not yet extracted and wait up to "
                     "`wait` seconds for it; it takes no request body. The answer says whether everything is "
-                    "extracted (`complete`), with the jobs and the memory changes they made.",
+                    "extracted (`complete`), with the jobs and the memory changes they made. A 409 "
+                    "`extractor_not_ready` when the store's extractor cannot run on this server (an llm extractor "
+                    "with no model configured): the message says what to configure.",
     )
     def post(self, request, store_name, session_id):
         session = self.get_session()
