@@ -109,13 +109,15 @@ class ApiView(APIView):
         method = self._declared_method()
         if not hasattr(self, method.lower()):
             return  # no such handler: DRF answers 405
-        query, paginator = self.query_serializers.get(method), self.paginators.get(method)
-        refuse_unknown_parameters(
-            # `format` is DRF's own (content negotiation): read, never ignored.
-            [name for name in request.query_params if name != api_settings.URL_FORMAT_OVERRIDE],
-            known=[*(query().fields if query else ()), *(paginator.query_parameters() if paginator else ())],
-            prefixes=getattr(query, "parameter_prefixes", ()),
-        )
+        # `format` is DRF's own (content negotiation): read, never ignored.
+        params = [name for name in request.query_params if name != api_settings.URL_FORMAT_OVERRIDE]
+        if params:  # most requests send none: no serializer to build for them
+            query, paginator = self.query_serializers.get(method), self.paginators.get(method)
+            refuse_unknown_parameters(
+                params,
+                known=[*(query().fields if query else ()), *(paginator.query_parameters() if paginator else ())],
+                prefixes=getattr(query, "parameter_prefixes", ()),
+            )
         body = self.body_serializers.get(method)
         if body is None:
             refuse_body(request.data)

@@ -64,6 +64,7 @@ _MUTABLE_STORE_FIELDS = (
 
 def store_update(*, store: MemoryStore, changes: dict) -> MemoryStore:
     """Change a store's description, review policy, search defaults or limits."""
+    changes = dict(changes)  # validated values replace the given ones here, not in the caller's dict
     fixed = [name for name in _IMMUTABLE_STORE_FIELDS if name in changes and changes[name] != getattr(store, name)]
     if fixed:
         raise ApplicationError(
