@@ -13,7 +13,7 @@ from django.db.models import Q
 
 from apps.core.actors import Actor
 from apps.core.embeddings import vector_literal
-from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.base import Candidate, covers, retracted_subjects
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.normalise import content_hash
 from apps.memories.services import (
@@ -55,6 +55,9 @@ class _LiveMemories:
             | Q(metadata__subject__in=sorted({c.subject for c in candidates if c.subject}))
             | Q(pk__in=target_ids)
         )
+        for retracted in sorted({c.subject for c in candidates if c.subject and c.action == "delete"}):
+            for kin in retracted_subjects(retracted):
+                relevant |= Q(metadata__subject=kin) | Q(metadata__subject__startswith=f"{kin}:")
         # Embedded once here, for the near-duplicate check, and reused when a candidate is written.
         self.vectors: dict[str, list[float]] = {}
         self.nearest = self._nearest_active(
@@ -112,7 +115,18 @@ class _LiveMemories:
         if candidate.target_memory_id:
             target = next((m for m in self.memories.values() if str(m.pk) == str(candidate.target_memory_id)), None)
             return [target] if target else []
-        return self.with_subject(candidate.subject) if candidate.subject else []
+        if not candidate.subject:
+            return []
+        if candidate.action != "delete":
+            return self.with_subject(candidate.subject)
+        reached = [memory for memory in self.memories.values()
+                   if covers(candidate.subject, (memory.metadata or {}).get("subject"))]
+        qualifier = (candidate.metadata or {}).get("qualifier")
+        if qualifier:  # "forget my work number": the work number when it is known apart from the others
+            named = [memory for memory in reached if (memory.metadata or {}).get("subject", "").endswith(f":{qualifier}")
+                     or qualifier in memory.content.casefold()]
+            return named or reached
+        return reached
 
     def near_duplicate(self, candidate: Candidate) -> Memory | None:
         """An active memory saying the same thing: same normalised text, or a vector this close.

@@ -50,6 +50,21 @@ class Candidate:
     metadata: dict = field(default_factory=dict)  # e.g. {"pii": True} for contact details
 
 
+# A retraction of a subject also covers its typed variants ("phone" covers "phone:work") and these kin:
+# "forget my address" takes the city they live in with it.
+RETRACTION_KIN = {"address": ("location",)}
+
+
+def retracted_subjects(subject: str) -> tuple[str, ...]:
+    return (subject, *RETRACTION_KIN.get(subject, ()))
+
+
+def covers(retracted: str, subject: str | None) -> bool:
+    """Whether a retraction of `retracted` reaches a memory about `subject`."""
+    return bool(subject) and any(subject == kin or subject.startswith(f"{kin}:") for kin in retracted_subjects(retracted))
+
+
+
 class Extractor(Protocol):
     name: str
 

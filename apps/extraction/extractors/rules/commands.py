@@ -5,6 +5,7 @@ nuts?" still counts. Retractions become `action="delete"` candidates keyed by su
 pins them to a matching existing memory when it can.
 """
 
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -16,7 +17,7 @@ from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.facts import org_value, place_value
 from apps.extraction.extractors.rules.person import rewrite_first_person
 from apps.extraction.extractors.rules.preferences import object_key
-from apps.extraction.extractors.rules.support import EMAIL, PHONE, identifiers
+from apps.extraction.extractors.rules.support import EMAIL, PHONE, identifier_kind, identifiers
 from apps.extraction.extractors.rules.text import MAX_CLAUSE_CHARS, Clause, split_clauses, strip_filler
 
 _POLITE = r"^(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?(?:also\s+)?(?:please\s+)?"
@@ -27,36 +28,104 @@ _REMEMBER = re.compile(
     re.I,
 )
 _REMEMBER_REJECT = re.compile(r"^(?:me|it|this|that|when|what|how|who|where|why|which|everything|anything|us)\b", re.I)
+_ERASE_VERBS = (r"forget|delete|remove|erase|wipe|clear|drop|discard|purge|scrub|get\s+rid\s+of|stop\s+remembering"
+                r"|stop\s+storing|stop\s+keeping|stop\s+using")
 _FORGET = re.compile(
-    _POLITE + r"(?:forget|delete|remove|erase|wipe|clear|drop|discard|stop\s+remembering)\s+(?:about\s+)?(?P<what>.+)$",
+    _POLITE + rf"(?:{_ERASE_VERBS})\s+(?:about\s+)?(?P<what>.+)$"
+    # "I'd like you to delete ...", "I want you to forget ...", "I need you to remove ..."
+    rf"|^(?:I(?:'d|\s+would)\s+(?:like|prefer|rather|love)|I\s+(?:want|need))\s+(?:you\s+)?(?:to\s+)?"
+    rf"(?:{_ERASE_VERBS})\s+(?:about\s+)?(?P<what2>.+)$"
+    # "please don't keep my card details", "I don't want you storing my email", "take my number off your list"
+    r"|^(?:please\s+)?(?:don't|do\s+not)\s+(?:keep|store|retain|save|hold|remember|record)\s+(?P<what3>.+)$"
+    r"|^I\s+(?:don't|do\s+not)\s+want\s+(?:you\s+)?(?:to\s+)?(?:keep|keeping|store|storing|retain|retaining|save"
+    r"|saving|hold|holding|have|having|remember)\s+(?P<what4>.+)$"
+    r"|^I\s+(?:don't|do\s+not)\s+want\s+(?P<what5>my\s+.+?)\s+(?:kept|stored|saved|held|on\s+(?:file|record))\b.*$"
+    r"|^(?:please\s+)?take\s+(?P<what6>.+?)\s+off\s+(?:your|the|my)\s+(?:file|records?|system|list|account|notes)$",
     re.I,
 )
+_RECORDS = re.compile(r"\s+(?:from|off|in|on)\s+(?:your|the|my|our)\s+(?:records?|files?|system|database|notes|memory"
+                      r"|account|profile|list)\b.*$|\s+on\s+(?:file|record)\b.*$|\s+(?:any\s?more|any\s+longer)$",
+                      re.I)
 _TRAILING_POLITENESS = re.compile(r"(?:,?\s+(?:please|thanks|thank\s+you|for\s+me|now|too|as\s+well))+$", re.I)
 _FORGET_STATEMENT = re.compile(r"^(?:(?:that|about)\s+)?(?:I\s+(?:said|told\s+you|mentioned)\s+(?:that\s+)?)?"
                                r"(?=(?:I|I'm|I've)\b|my\s+[\w' -]+?\s+(?:is|are)\b)", re.I)
 _HAS_VERB = re.compile(r"^(?:I|we|you)\b|\b(?:is|are|was|were|am|be|been|has|have|had|will|would|can|could|do|does"
-                       r"|did|need|needs|want|wants|likes?|loves?|hates?|lives?|works?|goes|starts?|ends?)\b"
+                       r"|did|need|needs|want|wants|likes?|loves?|hates?|lives?|works?|goes|starts?|ends?|must|should"
+                       r"|shall|may|might|ought|cannot|can't|won't|don't|doesn't|isn't|aren't|mustn't|shouldn't|prefers?"
+                       r"|uses?|gets?|takes?|keeps?|pays?|owns?|runs?|handles?|manages?|belongs?|comes?|stays?)\b"
                        r"|'s\s+(?!name\b)\w|'re\b|'m\b|'ll\b|'ve\b", re.I)
-_FORGET_SUBJECT = re.compile(r"^(?:my|the|our)\s+(?:old\s+|current\s+|previous\s+|saved\s+)?(?P<noun>[\w -]+?)\s*$",
-                             re.I)
+_QUALIFIERS = ("home|work|personal|private|mobile|cell|business|office|landline|shipping|delivery|billing|postal"
+               "|secondary|second|other|backup|alternate|alternative|old|current|previous|saved|new|last")
+_FORGET_SUBJECT = re.compile(rf"^(?:my|the|our|that|this)\s+(?:(?P<qualifier>{_QUALIFIERS})\s+)*(?P<noun>[\w -]+?)"
+                             r"(?:\s+(?:you\s+have|on\s+file|I\s+(?:gave|mentioned|told\s+you)).*)?\s*$", re.I)
+_SELF_QUALIFIERS = frozenset("old current previous saved new last".split())
 _FORGET_WHERE = re.compile(r"^where\s+I\s+(?P<verb>live|'m\s+from|am\s+from|work)\b", re.I)
 _FORGET_PREFERENCE = re.compile(r"^(?:my|the)\s+preference\s+(?:for|about|on)\s+(?P<obj2>.+)$", re.I)
 
 
 def sentence_command(sentence: str, ctx: RuleContext,
                      clause_rules: Callable[[Clause, RuleContext], list[Candidate]]) -> list[Candidate] | None:
-    """Candidates for a remember/forget command, or None when the sentence is not one."""
+    """Candidates for a sentence holding a remember/forget command, or None when it holds none.
+
+    A forget request may share its sentence with other clauses ("Please delete my email address, I don't want
+    you keeping it", "remove my old number, my new one is ..."): the request is read from its own clause and the
+    other clauses are read as usual, so a privacy request is never lost to phrasing.
+    """
     text = strip_filler(sentence).rstrip(" .!?")
-    if match := _FORGET.match(text):
-        return _forget(_TRAILING_POLITENESS.sub("", match.group("what").strip()), ctx, clause_rules)
     match = _REMEMBER.match(text)
-    if not match or _REMEMBER_REJECT.match(match.group("body")) or len(match.group("body").split()) < 2:
+    if match and not _FORGET.match(text):
+        return _remember_command(text, match, ctx, clause_rules)
+    whole = forget_request(text)
+    found = _forget(whole, ctx, clause_rules) if whole else []
+    if found:  # "delete my home address and my email"
+        return found
+    clauses = split_clauses(sentence)
+    for index, clause in enumerate(clauses):
+        what = forget_request(clause.text)
+        if what is None:
+            continue
+        found = _forget(what, ctx, clause_rules)
+        noun = _forgotten_noun(what)
+        for other in clauses[:index] + clauses[index + 1:]:
+            if not (other.question or other.uncertain):
+                if noun:  # "remove my old number, my new one is ...": "one" is the noun just forgotten
+                    other = dataclasses.replace(other, text=_NEW_ONE.sub(rf"\g<1> {noun} ", other.text))
+                found += clause_rules(other, ctx)
+        return found
+    return None
+
+
+_NEW_ONE = re.compile(r"^((?:my|the|our)\s+(?:new|current|correct|right|updated)|(?:here's|here\s+is)\s+(?:my|the)"
+                      r"\s+(?:new|correct|right|updated))\s+one\s+", re.I)
+
+
+def _forgotten_noun(what: str) -> str | None:
+    match = _FORGET_SUBJECT.match(what)
+    return " ".join(match.group("noun").split()) if match else None
+
+
+def forget_request(text: str) -> str | None:
+    """What a clause asks to have forgotten ("my email address"), or None when it asks nothing of the kind."""
+    match = _FORGET.match(_TRAILING_POLITENESS.sub("", strip_filler(text).rstrip(" .!?")))
+    if not match:
+        return None
+    what = next(value for key, value in match.groupdict().items() if key.startswith("what") and value)
+    what = _RECORDS.sub("", _TRAILING_POLITENESS.sub("", what.strip()))
+    return _TRAILING_POLITENESS.sub("", what).strip() or None
+
+
+def _remember_command(text: str, match: re.Match, ctx: RuleContext, clause_rules) -> list[Candidate] | None:
+    body = match.group("body")
+    if _REMEMBER_REJECT.match(body) or len(body.split()) < 2:
         return None
     verb = match.group("verb").lower()
-    if verb in ("save", "store", "note") and not re.match(r"^(?:that\b|[:,-])", text[match.end("verb"):].strip()):
+    after_verb = text[match.end("verb"):].strip()
+    if verb in ("save", "store", "note") and not re.match(r"^(?:that\b|[:,-])", after_verb):
         return None  # "save the file", "note the time" are not memory requests; "note that ..." / "save: ..." are
     confidence = 0.85 if verb in ("note", "take note", "make a note", "save", "store") else 0.95
-    return _remember(match.group("body"), ctx, clause_rules, confidence)
+    # "remember that <clause>" announces a statement, whatever its verb ("invoices must go to finance").
+    announced = bool(re.match(r"^(?:that|the\s+fact\s+that)\b|^[:,-]", after_verb, re.I))
+    return _remember(body, ctx, clause_rules, confidence, announced=announced)
 
 
 def remember_body(sentence: str) -> str | None:
@@ -65,7 +134,8 @@ def remember_body(sentence: str) -> str | None:
     return match.group("body") if match else None
 
 
-def _remember(body: str, ctx: RuleContext, clause_rules, confidence: float) -> list[Candidate]:
+def _remember(body: str, ctx: RuleContext, clause_rules, confidence: float, *, announced: bool = False
+              ) -> list[Candidate]:
     person = ctx.person
     if body.lower().startswith("to "):
         content = person.sentence(f"asked the assistant to remember {rewrite_first_person(body, person, named=True)}")
@@ -81,7 +151,7 @@ def _remember(body: str, ctx: RuleContext, clause_rules, confidence: float) -> l
                 candidate.tags = sorted({*candidate.tags, "explicit"})
             found += structured
             continue
-        if not _HAS_VERB.search(clause.text) or len(clause.text) > MAX_CLAUSE_CHARS:
+        if (not announced and not _HAS_VERB.search(clause.text)) or len(clause.text) > MAX_CLAUSE_CHARS:
             continue  # "Can you remember my order number?" names a thing, it states nothing
         rewritten = rewrite_first_person(clause.text, person)
         about_user = rewritten != clause.text or bool(re.match(r"^(?:I|my|me)\b", clause.text, re.I))
@@ -93,7 +163,24 @@ def _remember(body: str, ctx: RuleContext, clause_rules, confidence: float) -> l
     return found
 
 
+_LIST_BREAK = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+(?:and|&|as\s+well\s+as|plus)\s+)(?=(?:my|the|our|that)\b)", re.I)
+
+
 def _forget(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
+    """Deletes for "my email and my home address": each listed thing on its own."""
+    found = _forget_one(what, ctx, clause_rules)
+    if found:
+        return found
+    parts = _LIST_BREAK.split(what)
+    for part in parts[1:] and parts:
+        forgotten = _forget_one(part, ctx, clause_rules)
+        if not forgotten:
+            return []  # "my old number, my new one is ...": not a list of things to forget
+        found += forgotten
+    return found
+
+
+def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
     person = ctx.person
     statement = _FORGET_STATEMENT.match(what)
     if statement:  # "forget that I live in Berlin": retract whatever that statement would have stored
@@ -118,11 +205,29 @@ def _forget(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         return [_delete(ctx, subject, f"asked to forget their {label}", "retract.forget")]
     if match := _FORGET_SUBJECT.match(what):
         noun = " ".join(match.group("noun").lower().split())
-        subject = lexicon.SUBJECT_NOUNS.get(noun)
+        qualifiers = [word.lower() for word in re.findall(r"\w+", what[match.start("noun") - 30 if match.start("noun")
+                      > 30 else 0:match.start("noun")]) if word.lower() in _QUALIFIER_WORDS]
+        qualifier = next((word for word in qualifiers if word not in _SELF_QUALIFIERS), None)
+        subject = lexicon.SUBJECT_NOUNS.get(noun) or _identifier_subject(noun)
         if subject:
-            return [_delete(ctx, subject, f"asked to forget their {lexicon.SUBJECT_LABELS[subject]}",
-                            "retract.forget")]
+            label = lexicon.SUBJECT_LABELS.get(subject, noun)
+            label = f"{qualifier} {label}" if qualifier and not label.startswith(qualifier) else label
+            candidate = _delete(ctx, subject, f"asked to forget their {label}", "retract.forget")
+            if qualifier:
+                candidate.metadata["qualifier"] = qualifier
+            return [candidate]
     return []  # "forget it", "delete my account": not a memory we can name
+
+
+_QUALIFIER_WORDS = frozenset(_QUALIFIERS.split("|"))
+_IDENTIFIER_NOUN = re.compile(r"^(?P<kind>[\w-]+(?:\s+[\w-]+)?)\s+(?:number|no|id|code|reference|details|card)s?$")
+
+
+def _identifier_subject(noun: str) -> str | None:
+    """"loyalty number" -> "identifier:loyalty": a forget of every identifier of that kind."""
+    match = _IDENTIFIER_NOUN.match(noun)
+    kind = identifier_kind(match.group("kind")) if match else None  # "delete my account" closes it: not ours
+    return f"identifier:{kind}" if kind else None
 
 
 def _delete(ctx: RuleContext, subject: str, rest: str, rule: str, value: str | None = None,

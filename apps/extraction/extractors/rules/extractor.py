@@ -4,7 +4,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from apps.extraction.extractors.base import Candidate, ConversationMessage, ExistingMemory
+from apps.extraction.extractors.base import Candidate, ConversationMessage, ExistingMemory, covers
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
@@ -190,7 +190,7 @@ def _pin_retractions(candidates: list[Candidate], existing: list[ExistingMemory]
         if candidate.action != "delete" or not value or candidate.target_memory_id:
             result.append(candidate)
             continue
-        same_subject = [memory for memory in existing if memory.subject == candidate.subject]
+        same_subject = [memory for memory in existing if covers(candidate.subject, memory.subject)]
         matching = [memory for memory in same_subject if value.casefold() in memory.content.casefold()]
         if matching:
             result += [dataclasses.replace(candidate, target_memory_id=memory.id, tags=list(candidate.tags),

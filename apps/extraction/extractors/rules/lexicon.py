@@ -78,18 +78,26 @@ SUBJECT_NOUNS = {
     "phone": "phone", "phone number": "phone", "number": "phone", "mobile": "phone", "mobile number": "phone",
     "cell": "phone", "cell number": "phone", "cell phone": "phone", "cellphone": "phone", "telephone": "phone",
     "telephone number": "phone", "contact number": "phone",
-    "address": "location", "home address": "location", "location": "location", "city": "location",
+    "address": "address", "home address": "address", "location": "location", "city": "location",
     "name": "name", "nickname": "preferred_name", "preferred name": "preferred_name",
     "job": "job_title", "job title": "job_title", "title": "job_title", "role": "job_title",
     "position": "job_title", "occupation": "job_title", "profession": "job_title",
     "employer": "employer", "company": "employer", "workplace": "employer",
     "birthday": "birthday", "date of birth": "birthday", "dob": "birthday", "age": "age",
     "timezone": "timezone", "time zone": "timezone", "pronouns": "pronouns", "diet": "diet",
+    "card": "identifier:card", "card details": "identifier:card", "card number": "identifier:card",
+    "payment card": "identifier:card", "credit card": "identifier:card", "debit card": "identifier:card",
+    "plan": "plan", "tier": "plan", "subscription plan": "plan",
+    "email addresses": "email", "emails": "email", "phone numbers": "phone", "numbers": "phone",
+    "addresses": "address", "postal address": "address", "shipping address": "address",
+    "delivery address": "address", "billing address": "address", "postcode": "address", "zip code": "address",
+    "allergy": "allergy", "allergies": "allergy",
 }
 SUBJECT_LABELS = {
     "email": "email address", "phone": "phone number", "location": "location", "name": "name",
     "preferred_name": "preferred name", "job_title": "job title", "employer": "employer", "birthday": "birthday",
-    "age": "age", "timezone": "time zone", "pronouns": "pronouns", "diet": "diet",
+    "age": "age", "timezone": "time zone", "pronouns": "pronouns", "diet": "diet", "address": "address",
+    "identifier:card": "card details", "plan": "plan", "allergy": "allergies",
 }
 
 # "I have a dentist appointment tomorrow": events that make "I have ..." a plan.

@@ -44,6 +44,11 @@ _EXAMPLE = re.compile(r"\b(?:example|e\.g\.|for\s+instance|such\s+as|format|look
 _DATE_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}(?:am|pm)|\d+(?:st|nd|rd|th|s|min|mins|h|hrs?|days?|k)", re.I)
 
 
+def identifier_kind(words: str) -> str | None:
+    """The identifier kind a word names ("loyalty" -> None unless it is a kind, "booking" -> "booking")."""
+    return _KINDS.get(" ".join(words.lower().split()))
+
+
 def _luhn(digits: str) -> bool:
     total = 0
     for index, char in enumerate(reversed(digits)):
