@@ -20,6 +20,7 @@ class RuleContext:
     reference: date | None  # the message's date, for resolving "next Friday"
     hedged: bool = False
     opening: bool = False  # the first sentence of its message ("Hi, this is Alice")
+    lowercase: bool = False  # the message is typed all in lowercase, so a name may be too ("i'm jon snow")
 
     def candidate(
         self,

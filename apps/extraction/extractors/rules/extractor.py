@@ -73,6 +73,10 @@ def _parse(message: ConversationMessage) -> _Message:
     return _Message(message=message, lines=lines)
 
 
+def typed_in_lowercase(text: str) -> bool:
+    return not any(char.isupper() for char in text)
+
+
 def _stated_name(parsed: list[_Message]) -> str | None:
     """The last name the user gives in this batch ("My name is Alice"), used for third-person facts."""
     name = None
@@ -90,7 +94,7 @@ def _stated_name(parsed: list[_Message]) -> str | None:
                 clauses = split_clauses(body) if body else sentence.clauses
                 for clause in clauses:
                     if not clause.question and not clause.uncertain:
-                        found = stated_name(clause.text, opening=opening)
+                        found = stated_name(clause.text, opening=opening, lowercase=typed_in_lowercase(item.message.text))
                         name = found[0] if found else name
                 opening = opening and not sentence.clauses  # a bare greeting keeps the next sentence opening
     return name
@@ -99,7 +103,8 @@ def _stated_name(parsed: list[_Message]) -> str | None:
 def _message_candidates(item: _Message, person: Person) -> list[Candidate]:
     message = item.message
     base = RuleContext(seq=message.seq, role=message.role, person=person,
-                       reference=message.created_at.date() if message.created_at else None)
+                       reference=message.created_at.date() if message.created_at else None,
+                       lowercase=typed_in_lowercase(message.text))
     found: list[Candidate] = []
     opening = True
     for line in item.lines:

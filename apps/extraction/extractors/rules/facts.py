@@ -26,10 +26,21 @@ _IM_NAME = re.compile(r"^I(?:'m| am) (?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)(?
 _NAME_HERE = re.compile(r"^(?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?) (?:here|speaking)$")
 _APPOSITIVE = re.compile(r"^,\s+(?P<role>(?:an?|the)\s+.+?)(?:\s+from\s+(?P<place>.+))?$", re.I)
 _NAME_WORD = re.compile(r"[^\W\d_][\w'.-]*")
-_NAME_FILLERS = frozenset("actually really just simply".split())
+_NAME_FILLERS = frozenset("actually really just simply now".split())
+# Lowercase particles inside a full name ("Maria del Carmen Ruiz", "Ludwig van Beethoven").
+NAME_PARTICLES = frozenset("de del della der den di da das dos du la le van von ter ten bin binti al el y e st".split())
+_LOWER_NAME = re.compile(r"^I(?:'m| am) (?P<value>[a-z][a-z'-]+(?: [a-z][a-z'-]+){1,4})$")
+_NOT_NAME_ENDINGS = ("ing", "ed", "ly", "ful", "less", "ous", "ive", "able", "ible")
+_NAME_PART_CHANGE = re.compile(
+    r"^my\s+(?:new\s+)?(?P<part>sur|last|family|first|given|maiden)\s*name\s+(?:is\s+now|has\s+(?:now\s+)?changed\s+to"
+    r"|changed\s+to|is\s+going\s+to\s+be|will\s+be|is|'s)\s+(?P<value>.+)$"
+    r"|^I(?:'ve|\s+have)?(?:\s+(?:just|recently|legally|officially))*\s+changed\s+my\s+(?:(?P<part2>sur|last|family|first"
+    r"|given)\s*)?name\s+to\s+(?P<v2>.+)$",
+    re.I,
+)
 
 
-def stated_name(text: str, *, opening: bool) -> tuple[str, str, float] | None:
+def stated_name(text: str, *, opening: bool, lowercase: bool = False) -> tuple[str, str, float] | None:
     """(name, subject, confidence) when the clause states the user's name."""
     match = _NAME.match(text)
     if match:
@@ -38,7 +49,7 @@ def stated_name(text: str, *, opening: bool) -> tuple[str, str, float] | None:
         words = match.group("value").split()
         while words and words[0].lower() in _NAME_FILLERS:
             words.pop(0)
-        value = cut_value(" ".join(words), lexicon.NAME_BREAKS, max_words=3)
+        value = _name_value(" ".join(words))
         if not _plausible_name(value, strict=bool(match.group("opening"))):
             return None
         lowered = text[:match.start("value")].lower()
@@ -49,7 +60,38 @@ def stated_name(text: str, *, opening: bool) -> tuple[str, str, float] | None:
     match = _IM_NAME.match(text) or (_NAME_HERE.match(text) if opening else None)
     if match and _plausible_name(match.group("value"), strict=True):
         return match.group("value"), "name", 0.75 if opening else 0.6
+    match = _LOWER_NAME.match(text) if opening and lowercase else None
+    if match and _plausible_lowercase_name(match.group("value")):  # "i'm maria del carmen ruiz" from a lowercase typist
+        return _capitalise_name(match.group("value")), "name", 0.7
     return None
+
+
+def _name_value(raw: str) -> str:
+    """The name at the start of `raw`: up to three words, not counting particles ("Maria del Carmen Ruiz")."""
+    words = cut_value(raw, lexicon.NAME_BREAKS - NAME_PARTICLES, max_words=6).split()
+    kept, named = [], 0
+    for word in words:
+        if word.lower() not in NAME_PARTICLES:
+            if named == 4:
+                break
+            named += 1
+        kept.append(word)
+    while kept and kept[-1].lower() in NAME_PARTICLES:
+        kept.pop()
+    value = " ".join(kept)
+    return _capitalise_name(value) if value.islower() else value
+
+
+def _capitalise_name(value: str) -> str:
+    return " ".join(word if word in NAME_PARTICLES else word[:1].upper() + word[1:] for word in value.split())
+
+
+def _plausible_lowercase_name(value: str) -> bool:
+    words = value.split()
+    named = [word for word in words if word not in NAME_PARTICLES]
+    return (2 <= len(named) <= 4 and words[0] not in NAME_PARTICLES and words[-1] not in NAME_PARTICLES
+            and not any(word in lexicon.NOT_NAMES or word in lexicon.NAME_BREAKS or word in lexicon.COMMON_WORDS
+                        or word.endswith(_NOT_NAME_ENDINGS) for word in named))
 
 
 def _plausible_name(value: str, *, strict: bool) -> bool:
@@ -61,8 +103,35 @@ def _plausible_name(value: str, *, strict: bool) -> bool:
     return not strict or all(word[0].isupper() and word.lower() not in lexicon.NOT_NAMES for word in words)
 
 
+def _name_change(ctx: RuleContext, text: str) -> list[Candidate]:
+    """"My surname is now Okafor": the full name with the new part, replacing the old name."""
+    match = _NAME_PART_CHANGE.match(text)
+    if not match:
+        return []
+    part = (match.group("part") or match.group("part2") or "").lower()
+    value = _name_value(match.group("value") or match.group("v2"))
+    if part == "maiden" or not _plausible_name(value, strict=False):
+        return []
+    known = (ctx.person.name or "").split()
+    if part in ("sur", "last", "family"):
+        full = " ".join(known[:-1] + value.split()) if len(known) >= 2 else (
+            f"{known[0]} {value}" if known else None)
+    elif part in ("first", "given"):
+        full = " ".join(value.split() + known[1:]) if known else None
+    else:
+        full = value
+    if full is None:  # the user's name is not known: keep the part on its own
+        label = "first name" if part in ("first", "given") else "surname"
+        return [ctx.candidate(f"The user's {label} is {value}", confidence=0.9, rule="identity.name_part",
+                              subject=f"name:{label.replace(' ', '_')}", tags=("identity",), metadata={"value": value})]
+    return [ctx.candidate(f"The user's name is {full}", confidence=0.9, rule="identity.name_change", subject="name",
+                          tags=("identity",), metadata={"value": full, "change": part or "name"})]
+
+
 def _name(ctx: RuleContext, text: str) -> list[Candidate]:
-    found = stated_name(text, opening=ctx.opening)
+    if changed := _name_change(ctx, text):
+        return changed
+    found = stated_name(text, opening=ctx.opening, lowercase=ctx.lowercase)
     if not found:
         return []
     value, subject, confidence = found

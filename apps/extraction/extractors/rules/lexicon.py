@@ -118,3 +118,31 @@ DEICTIC_OBJECTS = _words(
     "it that this these those them him her you your yours what how why where which whether something "
     "anything everything nothing one so too much lot"
 )
+
+# Head nouns of a preference whose values exclude each other: "the compact view" / "the detailed view" are two values
+# of one choice (preference:view), while "I like tea" / "I like coffee" are two likes.
+PREFERENCE_DIMENSIONS = _words(
+    "view mode theme layout format font language channel seat time slot day interface version display style "
+    "scheme delivery shipping option method setting dashboard editor template currency unit size cabin class "
+    "room bed deck meal appointment statement invoice bill billing copy receipt notification alert newsletter "
+    "reminder call contact communication doctor clinic branch store location airport airline carrier courier "
+    "route payment pickup collection packaging"
+)
+# Ways to reach someone: a preference among them is the contact channel ("I prefer email").
+CONTACT_CHANNELS = _words(
+    "email e-mail emails mail post letter letters phone call calls telephone text texts sms message messages "
+    "whatsapp chat signal telegram messenger video zoom teams voicemail in-person person"
+)
+
+# Everyday words that rule out a lowercase "i'm <words>" being a name ("i'm locked out of my account").
+COMMON_WORDS = _words(
+    "out up down off about over under away around back through into onto again too more less much many some any "
+    "no yes not one two three locked stuck unable afraid sure trying having still just only even also really very "
+    "so such this that these those it its my your our their his her what who how why when where which new old "
+    "big small good bad best worst last first next same other another every each all both either neither few "
+    "several most least own enough quite rather almost nearly already soon later never always often sometimes "
+    "usually ok okay yeah yep nope please thanks thank sorry hello hi hey bye calling writing contacting emailing "
+    "messaging waiting there here in on at to for with by from of as if or and but because since until while "
+    "customer client member user owner admin manager guest subscriber tenant patient passenger traveller traveler "
+    "account problem issue question help support agent bot human person someone somebody nobody everyone"
+)

@@ -19,7 +19,8 @@ _POSITIVE = "prefer|like|love|enjoy|adore|appreciate|fancy|favou?r"
 _NEGATIVE = ("hate|dislike|detest|despise|loathe|can't\\s+stand|cannot\\s+stand|can't\\s+bear|don't\\s+like|do\\s+not"
              "\\s+like|don't\\s+enjoy|do\\s+not\\s+enjoy|don't\\s+love|do\\s+not\\s+love|don't\\s+care\\s+for|do\\s+not"
              "\\s+care\\s+for|don't\\s+really\\s+like|never\\s+liked")
-_LIKE = re.compile(rf"^I{ADV}\s+(?P<verb>{_NEGATIVE}|{_POSITIVE})\s+(?P<obj>.+)$", re.I)
+_LIKE = re.compile(rf"^I{ADV}\s+(?P<verb>{_NEGATIVE}|{_POSITIVE})\s+(?P<obj>.+)$"
+                   rf"|^I(?:'d|\s+would){ADV}\s+(?P<verb2>prefer)\s+(?P<obj2>.+)$", re.I)
 _FAN_SIZE = r"(?:big\s+|huge\s+|massive\s+|great\s+|real\s+|die-hard\s+)?"
 _FAN = re.compile(rf"^I{_AM}(?P<neg>\s+not)?{ADV}\s+(?:(?:a|an)\s+{_FAN_SIZE}fan\s+of|into|keen\s+on|fond\s+of"
                   r"|passionate\s+about|obsessed\s+with|crazy\s+about)"
@@ -46,7 +47,8 @@ _OBJECT_STOPS = frozenset(
     "anymore these nowadays now lately generally either more too much very".split()
 )
 _TRAILING_FILLER = re.compile(r"(?:,?\s+(?:a\s+lot|so\s+much|very\s+much|a\s+ton|a\s+bunch|too|as\s+well|though"
-                              r"|anyway|please|thanks|thank\s+you|lol|haha))+\s*$", re.I)
+                              r"|anyway|please|thanks|thank\s+you|lol|haha|going\s+forward|from\s+now\s+on"
+                              r"|in\s+(?:the\s+)?future|if\s+possible|where\s+possible|these\s+days|now))+\s*$", re.I)
 _REQUESTS = re.compile(r"^(?:not\s+)?to\s+(?:think|ask|know|say|see|check|confirm|cancel|order|return|change|update"
                        r"|speak|talk|bother|interrupt|admit|tell|answer|share|disclose|be\s+rude|complain)\b", re.I)
 
@@ -58,22 +60,45 @@ def object_key(obj: str) -> str:
     return normalise_key(cut_value(obj, stops, max_words=6))
 
 
+def preference_subject(obj: str) -> str | None:
+    """The subject of a preference for `obj`: its dimension when values of it exclude each other
+    ("the detailed view" -> preference:view, "email" -> preference:contact_channel), else the object itself."""
+    key = object_key(obj)
+    if not key:
+        return None
+    words = key.split()
+    if words[0] in ("being", "getting", "receiving") and len(words) > 1:
+        words = words[1:]
+    channel = [word for word in words if word in lexicon.CONTACT_CHANNELS]
+    if channel and len(words) <= 3 and (len(words) == 1 or words[-1] in lexicon.CONTACT_CHANNELS
+                                        or words[-1] in ("call", "calls", "contact", "updates", "messages")):
+        return "preference:contact_channel"
+    head = words[-1]
+    singular = head[:-1] if head.endswith("s") and not head.endswith("ss") and len(head) > 3 else head
+    if len(words) > 1 and singular in lexicon.PREFERENCE_DIMENSIONS:
+        return f"preference:{singular}"
+    return f"preference:{key}"
+
+
 def _preferences(ctx: RuleContext, text: str) -> list[Candidate]:
     person = ctx.person
     if match := _LIKE.match(text) or _FAN.match(text):
-        obj = _TRAILING_FILLER.sub("", match.group("obj") or match.group("obj2"))
+        obj = _TRAILING_FILLER.sub("", match.group("obj") or match.group("obj2") or "")
         first = obj.split()[0].lower().strip(",.")
         when_clause = obj.lower().startswith(("it when", "when", "it if"))
         if (first in lexicon.DEICTIC_OBJECTS and not when_clause) or _REQUESTS.match(obj):
             return []
-        verb = (match.groupdict().get("verb") or "").lower()
-        negative = bool(re.match(_NEGATIVE, verb) or match.groupdict().get("neg"))
-        key = object_key(re.sub(r"^(?:it\s+)?(?:when|if)\s+", "", obj, flags=re.I) if when_clause else obj)
+        verb = (match.groupdict().get("verb") or match.groupdict().get("verb2") or "").lower()
+        negative = bool(re.match(_NEGATIVE, verb) or match.groupdict().get("neg") or re.match(r"not\b", obj, re.I))
+        plain = re.sub(r"^(?:it\s+)?(?:when|if)\s+", "", obj, flags=re.I) if when_clause else obj
+        key = object_key(plain)
         if not key:
             return []
+        # Dislikes keep their own subject: "I hate phone calls" does not replace "I prefer email".
+        subject = f"preference:{key}" if negative or when_clause else preference_subject(plain)
         return [ctx.candidate(rewrite_first_person(text, person), memory_type="preference",
                               confidence=0.85 if verb not in ("like", "appreciate", "fancy") else 0.8,
-                              rule="preference.like", subject=f"preference:{key}", tags=("preference",),
+                              rule="preference.like", subject=subject, tags=("preference",),
                               metadata={"value": key, "sentiment": "negative" if negative else "positive"})]
     if match := _FAVOURITE.match(text) or _FAVOURITE_LAST.match(text):
         what = normalise_key(match.group("what") or "").replace("colour", "color")

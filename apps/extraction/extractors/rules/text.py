@@ -85,7 +85,7 @@ _CONDITIONAL_START = re.compile(
 _UNCERTAIN = re.compile(
     r"\b(?:if I|I wish|were I|I might|I may|maybe|perhaps|thinking (?:about|of)|considering|not sure|wondering|I wonder"
     r"|pretend"
-    r"|hypothetical(?:ly)?|in theory|I would|would I|could I|I could|I'd (?:like|love|want|prefer|be|have|go|move))\b",
+    r"|hypothetical(?:ly)?|in theory|I would|would I|could I|I could|I'd (?:like|love|want|be|have|go|move))\b",
     re.I,
 )
 
