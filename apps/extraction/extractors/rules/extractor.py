@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass
 
 from apps.extraction.extractors.base import Candidate, ConversationMessage, ExistingMemory, covers
+from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
@@ -23,7 +24,7 @@ from apps.memories.normalise import normalise_content
 
 AGENT_ROLES = ("assistant", "system", "tool")
 # Tried in order on each user clause; the first that recognises the clause wins.
-USER_FACT_RULES = IDENTITY_RULES + PLAN_RULES + PREFERENCE_RULES
+USER_FACT_RULES = IDENTITY_RULES + BUSINESS_RULES + PLAN_RULES + PREFERENCE_RULES
 _BULLET = re.compile(r"^\s*(?:[-*\u2022>]+|\d{1,2}[.)])\s+")
 
 
@@ -59,7 +60,7 @@ class RulesExtractor:
         candidates: list[Candidate] = []
         for item in parsed:
             candidates += _message_candidates(item, person)
-        return _pin_retractions(_origin_beside_home(_merge_duplicates(candidates)), existing)
+        return _pin_retractions(pin_replacements(_origin_beside_home(_merge_duplicates(candidates)), existing), existing)
 
 
 def _parse(message: ConversationMessage) -> _Message:
@@ -178,6 +179,22 @@ def _origin_beside_home(candidates: list[Candidate]) -> list[Candidate]:
         for candidate in candidates:
             if candidate.metadata["rule"] == "identity.location.from":
                 candidate.subject = "hometown"
+    return candidates
+
+
+def pin_replacements(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
+    """"We switched from Slack to Teams": the new value takes the subject of the memory holding the old one
+    (an earlier candidate of the batch, else an existing memory), so consolidation supersedes exactly that one."""
+    for index, candidate in enumerate(candidates):
+        old = str(candidate.metadata.get("replaces") or "").casefold()
+        family = candidate.metadata.get("family")
+        if not old or not family:
+            continue
+        earlier = [(c.subject, c.content) for c in candidates[:index] if c.action == "add" and covers(family, c.subject)]
+        known = earlier[::-1] + [(memory.subject, memory.content) for memory in existing if covers(family, memory.subject)]
+        subject = next((subject for subject, content in known if old in content.casefold()), None)
+        if subject:
+            candidate.subject = subject
     return candidates
 
 

@@ -163,6 +163,15 @@ _MY_JOB = re.compile(r"^my\s+(?:current\s+|new\s+)?(?:job(?:\s+title)?|role|titl
 _MY_EMPLOYER = re.compile(r"^my\s+(?:current\s+|new\s+)?(?:employer|company)\s+is\s+(?:called\s+)?(?P<org>.+)$", re.I)
 _STARTED_AT = re.compile(r"^I(?:'ve|\s+have)?(?:\s+(?:just|recently|finally))*\s+(?:started|joined|accepted)"
                          r"\s+(?:a\s+)?(?:new\s+)?(?:job|position|role)\s+(?:at|with)\s+(?P<org>.+)$", re.I)
+_BECAME = re.compile(
+    r"^I(?:'ve|\s+have)?(?:\s+(?:just|recently|now|finally|officially))*\s+(?:become|became|been\s+(?:promoted|appointed"
+    r"|made|named)(?:\s+(?:to|as))?|got\s+promoted\s+to|was\s+(?:promoted|appointed|made|named)(?:\s+(?:to|as))?"
+    r"|started\s+as|taken\s+over\s+as|took\s+over\s+as|stepped\s+(?:up|in)\s+as|moved\s+into\s+(?:a|the)\s+role\s+of)"
+    r"\s+(?:the\s+(?:new\s+)?|an?\s+(?:new\s+)?|our\s+)?(?P<job>.+?)(?:\s+(?:at|for|with)\s+(?P<org>\S.*))?$",
+    re.I,
+)
+_IM_ROLE_AT = re.compile(r"^I(?:'m|\s+am)(?:\s+(?:now|currently|the\s+new|still))*\s+(?P<job>[\w -]+?)\s+(?:at|for|with)"
+                         r"\s+(?P<org>[A-Z].+)$")
 _JOINED = re.compile(r"^I(?:'ve| have)?(?: (?:just|recently|finally))* joined (?P<org>[A-Z].+)$")
 _JOB_STOPS = frozenset("at for with in and but since because where who which so now currently until on from by i "
                        "here there today".split())
@@ -175,8 +184,12 @@ _NOT_JOB_OPENERS = frozenset("only one first last best worst main same new bit l
 _OF_ORG_HEADS = frozenset("ceo cto cfo coo cio founder co-founder owner president director head vp chair".split())
 
 
+_CALLED = re.compile(r"^(?:a|an|the)\s+(?:[\w-]+\s+){0,2}?(?:company|firm|business|agency|startup|start-up|shop|store"
+                     r"|practice|studio|organi[sz]ation|charity|place|team)\s+(?:called|named)\s+", re.I)
+
+
 def org_value(raw: str) -> str | None:
-    org = cut_value(raw, _ORG_STOPS, max_words=6)
+    org = cut_value(_CALLED.sub("", raw), _ORG_STOPS, max_words=6)
     if not org or org.lower() in _NOT_ORGS or org.split()[0].lower() in lexicon.DEICTIC_OBJECTS:
         return None
     return org
@@ -212,9 +225,13 @@ def _work_facts(ctx: RuleContext, job: str | None, org: str | None, org_verb: st
     return found
 
 
+def _job_head(job: str) -> str:
+    return job.split(" of ")[0].split()[-1].lower()
+
+
 def _with_article(job: str) -> str:
     first = job.split()[0].lower()
-    if first in ("a", "an", "the") or first.endswith("'s"):
+    if first in ("a", "an", "the", "head", "chief") or first.endswith("'s"):
         return job
     return f"{'an' if first[0] in 'aeiou' else 'a'} {job}"
 
@@ -246,6 +263,11 @@ def _work(ctx: RuleContext, text: str) -> list[Candidate]:
     match = _IM_A.match(text)
     if match:
         return _im_a(ctx, match)
+    match = _BECAME.match(text) or _IM_ROLE_AT.match(text)
+    if match and (job := _job(match.group("job"))) and _job_head(job) in lexicon.JOB_HEADS:
+        org = org_value(match.group("org")) if match.group("org") else None
+        return _work_facts(ctx, job, org, "works at", "identity.role", 0.85,
+                           job_sentence=ctx.person.sentence(f"is {_with_article(job)}"))
     match = _MY_JOB.match(text)
     if match and (job := _job(match.group("job"))):
         return _work_facts(ctx, job, None, "", "identity.my_job", 0.9,
@@ -270,8 +292,8 @@ def _im_a(ctx: RuleContext, match: re.Match) -> list[Candidate]:
     if not org and len(words) == 2 and words[0].split()[-1].lower() in _OF_ORG_HEADS and words[1][:1].isupper():
         job, org = words[0], words[1]  # "I'm the CEO of Acme"
     head = job.split(" of ")[0].split()[-1].lower()
-    if head not in lexicon.JOB_HEADS and not org:
-        return []
+    if head not in lexicon.JOB_HEADS and (not org or head in lexicon.COMMON_WORDS):
+        return []  # "I'm a member at the gym", "I'm a long-time customer of yours"
     sentence = ctx.person.sentence(f"is {article} {job}")
     return _work_facts(ctx, job, org, "works at", "identity.role", 0.85 if org else 0.75, job_sentence=sentence)
 

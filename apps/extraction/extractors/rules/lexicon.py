@@ -146,3 +146,19 @@ COMMON_WORDS = _words(
     "customer client member user owner admin manager guest subscriber tenant patient passenger traveller traveler "
     "account problem issue question help support agent bot human person someone somebody nobody everyone"
 )
+
+# What kind of device a word names: one device of each kind is current ("device:phone").
+DEVICE_KINDS = {
+    **dict.fromkeys("phone smartphone iphone android pixel galaxy handset".split(), "phone"),
+    **dict.fromkeys("laptop macbook notebook chromebook thinkpad ultrabook".split(), "laptop"),
+    **dict.fromkeys("tablet ipad kindle e-reader".split(), "tablet"),
+    **dict.fromkeys("pc desktop computer mac imac windows linux macos".split(), "computer"),
+    **dict.fromkeys("router modem hub mesh".split(), "router"),
+    **dict.fromkeys("tv television set-top".split(), "tv"),
+    **dict.fromkeys("watch smartwatch".split(), "watch"),
+    **dict.fromkeys("printer scanner".split(), "printer"),
+    **dict.fromkeys("console playstation xbox".split(), "console"),
+    **dict.fromkeys("thermostat".split(), "thermostat"),
+    **dict.fromkeys("boiler heat-pump".split(), "boiler"),
+    **dict.fromkeys("wheelchair".split(), "wheelchair"),
+}

@@ -1,0 +1,197 @@
+"""What the customer has and uses: their organisation, plan or tier, tools and devices, and when they stop.
+
+Each is keyed so a new value replaces the old one and only that one: "plan" (or "plan:<product>" when the
+product is named: "our broadband package"), "tool:<purpose>" ("we use Zoom for meetings") or "tool:<name>",
+"device:<kind>". Stopping ("we don't use Slack anymore", "we switched from Slack to Teams") retracts by value
+within the "tool" or "plan" subjects.
+"""
+
+import re
+
+from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules import lexicon
+from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.facts import org_value
+from apps.extraction.extractors.rules.person import rewrite_first_person
+from apps.extraction.extractors.rules.text import cut_value, normalise_key
+
+_WE = r"(?:I|we)"
+_BE = r"(?:'m|'re|\s+am|\s+are)"
+_ANYMORE = r"(?:\s+(?:any\s?more|any\s+longer|now))?"
+
+# --- Organisation -------------------------------------------------------------------------------------
+_ORG_KINDS = ("firm|company|business|practice|agency|studio|organi[sz]ation|startup|start-up|shop|store|restaurant|cafe"
+              "|café|clinic|charity|nonprofit|non-profit|employer|brand|law\\s+firm|company\\s+name|business\\s+name"
+              "|partnership|consultancy|surgery|salon|bakery|hotel|school|office")
+_OUR_ORG = re.compile(rf"^(?:my|our)\s+(?:own\s+|little\s+|small\s+|family\s+)?(?P<kind>{_ORG_KINDS})\s+(?:is\s+(?:called"
+                      r"|named)|'s\s+called|is|'s)\s+(?P<org>.+)$", re.I)
+_RUN_ORG = re.compile(rf"^{_WE}{ADV}\s+(?:run|own|manage|founded|co-founded|started|set\s+up)\s+(?:a|an|the|my|our)"
+                      r"\s+(?P<what>[\w -]{1,40}?)\s+(?:called|named)\s+(?P<org>.+)$", re.I)
+_ON_BEHALF = re.compile(r"^I(?:'m|\s+am)\s+(?:calling|writing|contacting\s+you|reaching\s+out|getting\s+in\s+touch)"
+                        r"\s+(?:from|on\s+behalf\s+of)\s+(?P<org>[A-Z].+)$")
+
+
+def _organisation(ctx: RuleContext, text: str) -> list[Candidate]:
+    match = _OUR_ORG.match(text) or _RUN_ORG.match(text) or _ON_BEHALF.match(text)
+    if not match or not (org := org_value(match.group("org"))) or not org[:1].isupper() and not ctx.lowercase:
+        return []
+    kind = " ".join((match.groupdict().get("kind") or match.groupdict().get("what") or "company").lower().split())
+    if kind in ("company name", "business name", "employer"):
+        kind = "company"
+    if match.re is _ON_BEHALF:
+        content = ctx.person.sentence(f"works at {org}")
+    else:
+        content = f"{ctx.person.possessive} {kind} is {org}"
+    return [ctx.candidate(content, confidence=0.85, rule="business.organisation", subject="employer",
+                          tags=("identity", "work"), metadata={"value": org, "kind": kind})]
+
+
+# --- Plan or tier -------------------------------------------------------------------------------------
+_PLAN_NOUNS = ("plan|tier|package|subscription|contract|bundle|membership|tariff|level|edition|licen[cs]e|account"
+               "|deal|option")
+_PLAN_PHRASE = rf"(?:the\s+|a\s+|an\s+|our\s+|my\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+){{0,4}}?)\s+(?P<noun>{_PLAN_NOUNS})s?\b"
+_ON_PLAN = re.compile(rf"^{_WE}{_BE}?{ADV}\s+(?:on|subscribed\s+to|signed\s+up\s+(?:to|for))\s+{_PLAN_PHRASE}"
+                      r"(?P<rest>.*)$", re.I)
+_HAVE_PLAN = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:have|has|got|pay\s+for|subscribe\s+to|bought|purchased"
+                        rf"|upgraded\s+to|downgraded\s+to|switched\s+to|moved\s+to|changed\s+to|gone\s+for|went\s+for"
+                        rf"|opted\s+for|chose|picked|renewed)\s+{_PLAN_PHRASE}(?P<rest>.*)$", re.I)
+_MY_PLAN = re.compile(rf"^(?:my|our)\s+(?:current\s+|new\s+)?(?P<product>[\w-]+\s+)?(?P<noun>{_PLAN_NOUNS})\s+(?:is|'s"
+                      r"|is\s+now)\s+(?:the\s+|a\s+|an\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+){0,4}?)"
+                      rf"(?:\s+(?:{_PLAN_NOUNS}))?(?P<rest>(?:\s+(?:now|at\s+the\s+moment|currently))?(?:[\s,(].*)?)$",
+                      re.I)
+_UPGRADED_TO = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:upgraded|downgraded|switched|moved|changed)\s+(?:our\s+|my"
+                          rf"\s+|the\s+)?(?:{_PLAN_NOUNS})?\s*to\s+(?:the\s+|a\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+)"
+                          r"{0,3}?)(?:\s+(?:plan|tier|package|subscription|edition|level))?(?P<rest>(?:[\s,].*)?)$", re.I)
+_NOT_PLAN_NAMES = frozenset("same old new current other different cheaper cheapest better basic-ish this that which what "
+                            "your a an the my our monthly annual yearly".split())
+# "our broadband package", "my mobile plan": the product the plan is for, so two products keep two plans.
+PRODUCTS = lexicon._words(
+    "mobile phone broadband internet fibre fiber tv cable landline energy electricity gas electric water insurance "
+    "home car travel health dental pet life data storage hosting cloud email support maintenance warranty gym "
+    "streaming music software")
+
+
+def _plan_value(raw: str) -> str | None:
+    words = raw.split()
+    while words and words[0].lower() in ("the", "a", "an", "our", "my", "current", "new"):
+        words.pop(0)
+    value = " ".join(words).strip(" ,.")
+    if not value or value.lower() in _NOT_PLAN_NAMES or words[0].lower() in lexicon.DEICTIC_OBJECTS:
+        return None
+    return value
+
+
+def _plan(ctx: RuleContext, text: str) -> list[Candidate]:
+    match = _ON_PLAN.match(text) or _HAVE_PLAN.match(text) or _MY_PLAN.match(text) or _UPGRADED_TO.match(text)
+    if not match or not (value := _plan_value(match.group("plan"))):
+        return []
+    noun = (match.groupdict().get("noun") or "plan").lower()
+    if noun in ("account", "deal", "option") and match.re is not _MY_PLAN:
+        return []  # "I have a savings account", "we got a good deal": not a plan name
+    product = (match.groupdict().get("product") or "").strip().lower()
+    first = value.split()[0].lower()
+    if not product and first in PRODUCTS and len(value.split()) == 1:
+        product = first  # "we're on the broadband package": the product, with no plan name
+    subject = f"plan:{product}" if product in PRODUCTS else "plan"
+    return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.85, rule="business.plan",
+                          subject=subject, tags=("account", "plan"), metadata={"value": value})]
+
+
+# --- Tools and devices --------------------------------------------------------------------------------
+_USE = re.compile(rf"^{_WE}{ADV}\s+(?:use|'re\s+using|are\s+using|'m\s+using|am\s+using|rely\s+on|run\s+on"
+                  r"|switched\s+to|moved\s+to|migrated\s+to)\s+(?P<tool>.+?)(?:\s+(?:for|to)\s+(?P<purpose>.+?))?"
+                  r"(?:\s+(?:now|these\s+days|at\s+work|every\s+day|daily))?$", re.I)
+_ON_PLATFORM = re.compile(rf"^I{_BE}{ADV}\s+on\s+(?:an?\s+)?(?P<tool>(?:android|iphone|ios|ipados|windows|mac|macos|linux"
+                          r"|chromebook|chromeos|ipad)(?:\s+[\w.+-]+){0,2})$", re.I)
+_HAVE_DEVICE = re.compile(rf"^{_WE}{ADV}\s+(?:have|'ve\s+got|own|bought|got)\s+(?:an?|the|two|three|a\s+new|an\s+old)"
+                          r"\s+(?P<device>.+)$", re.I)
+_MY_DEVICE = re.compile(r"^(?:my|our)\s+(?P<kind>[\w-]+)\s+is\s+(?:an?|the)\s+(?P<device>.+)$", re.I)
+_TOOL_STOPS = frozenset("for to and but because since so which when if as with at on in now last this next yesterday "
+                        "today recently ago already instead".split())
+_NOT_TOOLS = frozenset(["it", "this", "that", "them", "the app", "the website", "your app", "your website", "the site",
+                        "cash", "the same", "something", "anything", "both", "one", "my phone", "my laptop"])
+_SWITCH = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:switched|moved|migrated|changed|gone\s+over)\s+from\s+(?P<old>.+?)"
+                     r"\s+to\s+(?P<new>.+)$", re.I)
+_STOPPED = re.compile(rf"^{_WE}\s+(?:don't|do\s+not|no\s+longer|don't\s+really)\s+(?:use|have|need|run)\s+(?P<old>.+?)"
+                      rf"{_ANYMORE}$"
+                      rf"|^{_WE}(?:'ve|\s+have)?\s+(?:stopped\s+using|dropped|ditched|got\s+rid\s+of|moved\s+away\s+from"
+                      rf"|cancell?ed|given\s+up(?:\s+on)?)\s+(?P<old2>.+?){_ANYMORE}$"
+                      rf"|^{_WE}{_BE}\s+(?:no\s+longer|not)\s+(?:on|using|with)\s+(?P<old3>.+?){_ANYMORE}$", re.I)
+
+
+_WE_FORMS = {"we": "I", "we're": "I'm", "we've": "I've", "we'll": "I'll", "we'd": "I'd", "we are": "I am",
+             "we were": "I was", "we have": "I have"}
+_LEADING_WE = re.compile(r"^(?:we\s+are|we\s+were|we\s+have|we're|we've|we'll|we'd|we)\b", re.I)
+
+
+def rewrite_for_user(text: str, ctx: RuleContext) -> str:
+    """The clause in the third person, a leading "we" (the customer's household or company) read as the customer."""
+    text = _LEADING_WE.sub(lambda match: _WE_FORMS[" ".join(match.group(0).lower().split())], text, count=1)
+    return rewrite_first_person(text, ctx.person)
+
+
+def _name_of(raw: str, max_words: int = 4) -> str | None:
+    value = cut_value(raw, _TOOL_STOPS, max_words=max_words)
+    value = re.sub(r"^(?:the|a|an|our|my)\s+", "", value, flags=re.I)
+    if not value or value.lower() in _NOT_TOOLS or value.split()[0].lower() in lexicon.DEICTIC_OBJECTS:
+        return None
+    return value
+
+
+def _device_kind(device: str) -> str | None:
+    words = [word.lower().strip(",.") for word in device.split()]
+    for word in words:
+        if word in lexicon.DEVICE_KINDS:
+            return lexicon.DEVICE_KINDS[word]
+    return None
+
+
+def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
+    person = ctx.person
+    if match := _SWITCH.match(text):
+        old, new = _name_of(match.group("old")), _name_of(match.group("new"))
+        if not old or not new:
+            return []
+        kind = "plan" if re.search(rf"\b(?:{_PLAN_NOUNS})\b", f"{old} {new}", re.I) else "tool"
+        # The new value takes the old one's subject when the old one is known (see extractor.pin_replacements),
+        # so it supersedes exactly that memory.
+        return [ctx.candidate(person.sentence(f"now uses {new}") if kind == "tool" else person.sentence(
+                              f"is now on {new}"), confidence=0.85, rule=f"business.{kind}.switch",
+                              subject=f"{kind}:{normalise_key(new)}" if kind == "tool" else "plan", tags=(kind,),
+                              metadata={"value": new, "replaces": old, "family": kind})]
+    if match := _STOPPED.match(text):
+        old = _name_of(next(value for key, value in match.groupdict().items() if value))
+        if not old:
+            return []
+        kind = "plan" if re.search(rf"\b(?:{_PLAN_NOUNS})s?\b", old, re.I) else "tool"
+        value = re.sub(rf"\s+(?:{_PLAN_NOUNS})s?$", "", old, flags=re.I) if kind == "plan" else old
+        return [ctx.candidate(person.sentence(f"no longer uses {old}"), confidence=0.85, rule=f"business.{kind}.stop",
+                              subject=kind, tags=("retraction",), metadata={"value": value}, action="delete")]
+    if (match := _HAVE_DEVICE.match(text) or _MY_DEVICE.match(text)) and (kind := _device_kind(
+            f"{match.groupdict().get('kind') or ''} {match.group('device')}")):
+        device = cut_value(match.group("device"), _TOOL_STOPS, max_words=6)
+        return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.8, rule="business.device",
+                              subject=f"device:{kind}", tags=("device",), metadata={"value": device})]
+    if match := _ON_PLATFORM.match(text):
+        kind = _device_kind(match.group("tool"))
+        if not kind:
+            return []
+        return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.75, rule="business.device",
+                              subject=f"device:{kind}", tags=("device",), metadata={"value": match.group("tool")})]
+    match = _USE.match(text)
+    if not match or not (tool := _name_of(match.group("tool"))):
+        return []
+    purpose = match.group("purpose")
+    if not (tool[:1].isupper() or purpose or _device_kind(tool)):
+        return []  # "I use cash", "we use paper": too vague to be a tool without a purpose or a name
+    if kind := _device_kind(tool):
+        subject = f"device:{kind}"
+    else:
+        purpose_key = normalise_key(cut_value(purpose, _TOOL_STOPS - {"for", "to"}, max_words=4)) if purpose else ""
+        subject = f"tool:{purpose_key or normalise_key(tool)}"
+    return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.8, rule="business.tool", subject=subject,
+                          tags=("tool",), metadata={"value": tool})]
+
+
+BUSINESS_RULES = (_organisation, _plan, _tools)
