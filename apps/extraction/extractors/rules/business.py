@@ -194,4 +194,26 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
                           tags=("tool",), metadata={"value": tool})]
 
 
-BUSINESS_RULES = (_organisation, _plan, _tools)
+_COUNT = (r"(?P<count>\d{1,6}|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty"
+          r"|fifty|a\s+hundred)")
+_QUANTITY = re.compile(
+    rf"^{_WE}(?:'ve|\s+have|'re|\s+are|'ll|\s+will)?{ADV}\s+(?:have|has|got|need|needs|pay\s+for|paying\s+for|bought|use"
+    rf"|using|run|running|employ|manage|booked|reserved|ordered|be)\s+(?:about\s+|around\s+|roughly\s+|exactly\s+)?"
+    rf"{_COUNT}\s+(?P<unit>seats|licen[cs]es|users|lines|sims|accounts|devices|locations|sites|branches|stores|staff"
+    r"|employees|people|rooms|nights|guests|travell?ers|passengers|adults|children|kids|vehicles|cars|properties"
+    r"|units|cases|pallets|boxes)\b.*$",
+    re.I,
+)
+
+
+def _quantity(ctx: RuleContext, text: str) -> list[Candidate]:
+    """"We have 12 seats", "we're 4 travellers": a count that a later one replaces."""
+    match = _QUANTITY.match(text)
+    if not match:
+        return []
+    unit = match.group("unit").lower().replace("licences", "licenses").replace("travellers", "travelers")
+    return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.8, rule="business.quantity",
+                          subject=f"quantity:{unit}", tags=("account",), metadata={"value": match.group("count")})]
+
+
+BUSINESS_RULES = (_organisation, _plan, _quantity, _tools)

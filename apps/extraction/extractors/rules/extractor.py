@@ -8,6 +8,7 @@ from apps.extraction.extractors.base import Candidate, ConversationMessage, Exis
 from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.corrections import apply_corrections, correction
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
 from apps.extraction.extractors.rules.person import Person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
@@ -60,7 +61,8 @@ class RulesExtractor:
         candidates: list[Candidate] = []
         for item in parsed:
             candidates += _message_candidates(item, person)
-        return _pin_retractions(pin_replacements(_origin_beside_home(_merge_duplicates(candidates)), existing), existing)
+        candidates = _merge_duplicates(apply_corrections(candidates, existing))
+        return _pin_retractions(pin_replacements(_origin_beside_home(candidates), existing), existing)
 
 
 def _parse(message: ConversationMessage) -> _Message:
@@ -126,6 +128,8 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate]:
 
 
 def _user_sentence(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
+    if (fix := correction(sentence.text, ctx)) is not None:
+        return [fix]
     command = sentence_command(sentence.text, ctx, _user_clause)
     if command is not None:
         return command

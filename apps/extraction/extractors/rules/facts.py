@@ -373,7 +373,31 @@ _HAVE_ALLERGY = re.compile(r"^I\s+have\s+(?:a|an)\s+(?:severe\s+|mild\s+|bad\s+)
                            re.I)
 _DIET = re.compile(rf"^I{_AM}{ADV}(?:\s+(?:an?|strictly|fully|mostly|strict))*\s+(?P<diet>vegetarian|vegan|pescatarian"
                    r"|pescetarian|keto|kosher|halal|paleo|celiac|coeliac|diabetic|lactose[- ]intolerant"
-                   r"|gluten[- ]intolerant|gluten-free)(?:\s+(?:now|these\s+days|too|as\s+well))?$", re.I)
+                   r"|gluten[- ]intolerant|gluten-free)(?:\s+(?:now|these\s+days|too|as\s+well))?"
+                   r"(?:,?\s+(?:and|so|which\s+means)\s+.+)?$", re.I)
+# Conditions and needs that matter to how a customer is served; the whole clause is kept ("... and can't have sugar").
+_CONDITION_STATE = re.compile(
+    rf"^I{_AM}{ADV}(?:\s+(?:an?|registered|partially|profoundly|severely))*\s+(?P<cond>asthmatic|epileptic|pregnant"
+    r"|deaf|blind|hard\s+of\s+hearing|partially\s+sighted|visually\s+impaired|hearing\s+impaired|sight\s+impaired"
+    r"|wheelchair\s+user|colou?r[- ]?blind|dyslexic|autistic|disabled|immunocompromised|immunosuppressed|an[a]?emic"
+    r"|housebound|on\s+dialysis|on\s+blood\s+thinners|insulin[- ]dependent|neurodivergent|on\s+oxygen)\b.*$", re.I)
+_HAVE_CONDITION = re.compile(
+    r"^I(?:\s+(?:have|suffer\s+from|live\s+with)|'ve\s+got|(?:'ve|\s+have)?\s+(?:been|was)\s+diagnosed\s+with)"
+    r"\s+(?:a\s+|an\s+|mild\s+|severe\s+|chronic\s+|bad\s+)*(?P<cond>(?:type\s+[12]\s+)?diabetes|asthma|epilepsy"
+    r"|arthritis|heart\s+(?:condition|disease|problems?)|high\s+blood\s+pressure|hypertension|copd|multiple\s+sclerosis"
+    r"|parkinson's|dementia|migraines?|pacemaker|hearing\s+aids?|hearing\s+loss|sight\s+loss|low\s+vision"
+    r"|disability|mobility\s+(?:issues|problems)|limited\s+mobility|chronic\s+pain|crohn's|c[o]?eliac\s+disease"
+    r"|anxiety|adhd|autism|dyslexia|bad\s+back|back\s+problems|kidney\s+disease|cancer|lupus|fibromyalgia"
+    r"|sleep\s+apnoea|sleep\s+apnea|ibs|allergies|food\s+allerg(?:y|ies)|nut\s+allergy|peanut\s+allergy|stoma"
+    r"|long\s+covid|visual\s+impairment|hearing\s+impairment)\b.*$", re.I)
+_USE_AID = re.compile(r"^I(?:\s+(?:use|need|rely\s+on|depend\s+on)|'m\s+(?:in|using))\s+(?:a\s+|an\s+)?(?P<cond>wheelchair"
+                      r"|hearing\s+aids?|walking\s+(?:stick|frame|aid)|cane|walker|mobility\s+scooter|screen\s+reader"
+                      r"|guide\s+dog|sign\s+language(?:\s+interpreter)?|interpreter|large\s+print|step-free\s+access"
+                      r"|wheelchair\s+access|ground[- ]floor\s+\w+|braille|oxygen|insulin|an\s+epipen|epipen"
+                      r"|accessible\s+\w+)\b.*$", re.I)
+_CANNOT_CONSUME = re.compile(r"^I\s+(?:can't|cannot|can\s+not|don't|do\s+not|must\s+not|mustn't|shouldn't)\s+(?:eat|have|drink"
+                             r"|take|tolerate|consume)\s+(?P<cond>(?!it\b|that\b|this\b|them\b)[\w -]{2,40}?)"
+                             r"(?:\s+(?:at\s+all|anymore|any\s+more))?(?:\s+(?:because|since|as|due)\b.*)?$", re.I)
 _AGE = re.compile(r"^I(?:'m|\s+am|(?:'ve|\s+have)?\s+just\s+turned|\s+turned)\s+(?P<age>\d{1,3})(?:\s*(?:years?\s+old"
                   r"|yrs?\s+old|yo|y/o|year-old))?(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today|\s+recently)?$", re.I)
 _BIRTHDAY = re.compile(r"^(?:my\s+(?:birthday|bday|b-day|date\s+of\s+birth|dob)\s+is|I\s+was\s+born\s+on)\s+(?:on\s+)?"
@@ -409,6 +433,13 @@ def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
     if match := (_ALLERGY.match(text) or _HAVE_ALLERGY.match(text)):
         what = cut_value(match.group("what"), _LIST_STOPS, max_words=8)
         return fact(f"allergy:{normalise_key(what)}", "health.allergy", tags=("health",), value=what) if what else []
+    if match := (_CONDITION_STATE.match(text) or _HAVE_CONDITION.match(text) or _USE_AID.match(text)):
+        condition = normalise_key(match.group("cond"))
+        kind = "accessibility" if match.re is _USE_AID else "health"
+        return fact(f"{kind}:{condition}", f"health.{kind}", tags=("health",), value=condition)
+    if match := _CANNOT_CONSUME.match(text):
+        avoided = normalise_key(match.group("cond"))
+        return fact(f"diet:avoid:{avoided}", "health.avoid", confidence=0.8, tags=("health", "diet"), value=avoided)
     if match := _DIET.match(text):
         diet = match.group("diet").lower().replace(" ", "-")
         if diet in lexicon.DIETS:

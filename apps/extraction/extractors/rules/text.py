@@ -72,7 +72,10 @@ _LEADING_FILLER = re.compile(
     r"|great|cool|sure|thanks|thank you|just so you know|just fyi|for (?:the record|context|reference|future reference"
     r"|what it's worth|your information)|as i (?:said|mentioned)|as mentioned|personally|basically|plus|again|currently"
     r"|these days|nowadays|at the moment|at present|lately|now|oh and|and also|good news|great news|all done|done"
-    r"|all set|perfect|certainly|of course|absolutely|no problem|understood|got it|noted)\b[\s,.;:!-]*)+",
+    r"|all set|perfect|certainly|of course|absolutely|no problem|understood|got it|noted|update|quick update"
+    r"|small update|an update|heads up|news|just to let you know|just letting you know|to let you know|one more thing"
+    r"|another thing|(?:I\s+)?forgot to (?:mention|say)|I should (?:mention|add|say)|worth mentioning|just so you're aware"
+    r"|for your records|for your notes|for the file)\b[\s,.;:!-]*)+",
     re.I,
 )
 _HEDGE = re.compile(r"^(?:I think|I guess|I believe|I suppose|I'd say|probably|pretty sure)\b(?:\s+that)?[\s,]*", re.I)

@@ -1,0 +1,140 @@
+"""Corrections: "sorry, I meant Thursday", "actually it's 3 seats, not 5".
+
+A correction names a new value and, often, the old one. It applies to the latest earlier fact of the batch that
+holds the old value (or, without one, a value of the same shape: a weekday, a date, a time, a number), which is
+rewritten before it is stored; when the old value is in an existing memory instead, that memory is updated.
+"""
+
+import re
+from dataclasses import replace
+from datetime import date
+
+from apps.extraction.extractors.base import Candidate, ExistingMemory
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.dates import find_dates
+
+_SORRY = (r"(?:(?:sorry|oops|apologies|my\s+(?:bad|mistake)|correction|wait|no|nope|actually|hang\s+on|scratch\s+that"
+          r"|typo|I\s+mean)[\s,.:;!-]+)")
+_CORRECTION = re.compile(
+    rf"^{_SORRY}*(?:I\s+meant(?:\s+to\s+(?:say|write|type))?|that\s+should\s+(?:be|have\s+been|say|read)"
+    r"|it\s+should\s+(?:be|say|read|have\s+been)|make\s+(?:that|it)|I\s+mis(?:typed|spoke|wrote)[\s,;:-]+(?:it's|it\s+is)?"
+    r"|the\s+correct\s+\w+\s+is|correction\s*:)\s+(?P<new>[^,;]+?)(?:,?\s+not\s+(?P<old>[^,;]+?))?(?:,.*)?$",
+    re.I,
+)
+# "actually it's 3 seats, not 5" / "sorry, Thursday not Tuesday": a leading apology makes "X, not Y" a correction.
+_NOT_BUT = re.compile(
+    rf"^{_SORRY}+(?:it's|it\s+is|that's|that\s+is|there\s+are|there're|we\s+have|we're|we\s+are|I\s+have|I'm|I\s+am"
+    r"|(?:the|my|our)\s+[\w' -]{1,30}?\s+(?:is|are))?\s*(?P<new>[^,;]+?),?\s+not\s+(?P<old>[^,;]+?)$",
+    re.I,
+)
+_NOT_THEN = re.compile(rf"^{_SORRY}*not\s+(?P<old>[^,;]+?)\s*[,;:-]+\s*(?:it's\s+|it\s+is\s+)?(?P<new>[^,;]+?)$", re.I)
+_ARTICLE = re.compile(r"^(?:the|a|an|on|at|for|in)\s+", re.I)
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?"
+_MONTH += r"|nov(?:ember)?|dec(?:ember)?)"
+_SHAPES = (
+    re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\b|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b", re.I),
+    re.compile(rf"\b(?:next\s+|this\s+)?{_WEEKDAY}\b", re.I),
+    re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b", re.I),
+    re.compile(r"(?<![\w-])\d+(?:[.,]\d+)?(?![\w-])"),
+)
+_ISO_NOTE = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}(?:\s+to\s+\d{4}-\d{2}-\d{2})?\)")
+
+
+def correction(text: str, ctx: RuleContext) -> Candidate | None:
+    """A marker candidate for a correction sentence; `apply_corrections` consumes it."""
+    text = text.strip().rstrip(" .!")
+    match = _CORRECTION.match(text) or _NOT_BUT.match(text) or _NOT_THEN.match(text)
+    if not match:
+        return None
+    new = _ARTICLE.sub("", match.group("new").strip())
+    old = _ARTICLE.sub("", (match.group("old") or "").strip())
+    if not new or len(new.split()) > 6 or len(old.split()) > 6:
+        return None
+    marker = ctx.candidate(new, confidence=0.0, rule="correction")
+    marker.metadata |= {"correction": {"new": new, "old": old,
+                                       "reference": ctx.reference.isoformat() if ctx.reference else None}}
+    return marker
+
+
+def apply_corrections(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
+    result: list[Candidate] = []
+    for candidate in candidates:
+        fix = candidate.metadata.get("correction")
+        if fix is None:
+            result.append(candidate)
+            continue
+        index = _latest_holding(result, fix)
+        if index is not None:
+            result[index] = _corrected(result[index], fix)
+            continue
+        if fix["old"]:
+            memory = next((memory for memory in existing if _holds(memory.content, fix["old"])), None)
+            if memory is not None:
+                content = _replace(memory.content, fix["old"], fix["new"])
+                result.append(replace(candidate, content=_redate(content, fix), memory_type=memory.memory_type,
+                                      confidence=0.85, action="update", target_memory_id=memory.id,
+                                      subject=memory.subject, tags=["correction"],
+                                      metadata={"rule": "correction", "corrected": fix["old"]}))
+    return result
+
+
+def _holds(content: str, value: str) -> bool:
+    return bool(re.search(rf"(?<!\w){re.escape(value)}(?!\w)", content, re.I))
+
+
+def _replace(content: str, old: str, new: str) -> str:
+    """`old` replaced by `new` once; "3 seats" replacing "5" in "5 seats" gives "3 seats", not "3 seats seats"."""
+    head, _, unit = new.partition(" ")
+    if unit and re.search(rf"(?<!\w){re.escape(old)}\s+{re.escape(unit)}(?!\w)", content, re.I):
+        old, new = f"{old} {unit}", new
+    return re.sub(rf"(?<!\w){re.escape(old)}(?:\s+{re.escape(unit)})?(?!\w)" if unit else
+                  rf"(?<!\w){re.escape(old)}(?!\w)", lambda _: new, content, count=1, flags=re.I)
+
+
+def _shape(value: str) -> re.Pattern | None:
+    return next((shape for shape in _SHAPES if shape.fullmatch(value.strip())), None)
+
+
+def _latest_holding(candidates: list[Candidate], fix: dict) -> int | None:
+    shape = None if fix["old"] else _shape(fix["new"])
+    for index in range(len(candidates) - 1, -1, -1):
+        candidate = candidates[index]
+        if candidate.action == "delete":
+            continue
+        if fix["old"] and _holds(candidate.content, fix["old"]):
+            return index
+        if shape is not None and shape.search(_ISO_NOTE.sub("", candidate.content)):
+            return index
+    return None
+
+
+def _corrected(candidate: Candidate, fix: dict) -> Candidate:
+    content = _ISO_NOTE.sub("", candidate.content)
+    if fix["old"]:
+        content = _replace(content, fix["old"], fix["new"])
+    else:
+        shape = _shape(fix["new"])
+        content = shape.sub(lambda _: fix["new"], content, count=1)
+    metadata = dict(candidate.metadata)
+    value = metadata.get("value")
+    if isinstance(value, str) and fix["old"] and _holds(value, fix["old"]):
+        metadata["value"] = _replace(value, fix["old"], fix["new"])
+    metadata["corrected"] = True
+    return replace(candidate, content=_redate(content, fix, metadata), metadata=metadata,
+                   tags=sorted({*candidate.tags, "correction"}))
+
+
+def _redate(content: str, fix: dict, metadata: dict | None = None) -> str:
+    """The content with its date note recomputed for the corrected phrase."""
+    content = _ISO_NOTE.sub("", content)
+    reference = date.fromisoformat(fix["reference"]) if fix.get("reference") else None
+    mentions = [mention for mention in find_dates(content, reference) if mention.day]
+    if not mentions:
+        return content
+    mention = mentions[0]
+    if metadata is not None:
+        metadata |= mention.metadata()
+    if re.search(r"\b\d{4}\b", mention.text):
+        return content
+    return f"{content[:mention.end]} ({mention.day.isoformat()}){content[mention.end:]}"
