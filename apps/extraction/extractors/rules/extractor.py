@@ -9,6 +9,7 @@ from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.corrections import apply_corrections, correction
+from apps.extraction.extractors.rules.dialogue import agent_statement_as_customer, requested_slots, slot_statements
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
 from apps.extraction.extractors.rules.person import Person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
@@ -24,6 +25,7 @@ from apps.extraction.extractors.rules.text import (
 from apps.memories.normalise import normalise_content
 
 AGENT_ROLES = ("assistant", "system", "tool")
+AGENT_RESTATEMENT_FACTOR = 0.85
 # Tried in order on each user clause; the first that recognises the clause wins.
 USER_FACT_RULES = IDENTITY_RULES + BUSINESS_RULES + PLAN_RULES + PREFERENCE_RULES
 _BULLET = re.compile(r"^\s*(?:[-*\u2022>]+|\d{1,2}[.)])\s+")
@@ -55,8 +57,14 @@ class RulesExtractor:
     def extract(
         self, *, messages: list[ConversationMessage], existing: list[ExistingMemory], user_name: str | None = None
     ) -> list[Candidate]:
-        parsed = [_parse(message) for message in messages
-                  if (message.role == "user" or message.role in AGENT_ROLES) and message.text and message.text.strip()]
+        parsed = []
+        asked: list[str] = []
+        for message in messages:
+            if not (message.role == "user" or message.role in AGENT_ROLES) or not (message.text or "").strip():
+                continue
+            answers = slot_statements(message.text, asked) if message.role == "user" else []
+            parsed.append(_parse(message, answers))
+            asked = requested_slots(message.text) if message.role == "assistant" else []
         person = Person((user_name or "").strip() or _stated_name(parsed))
         candidates: list[Candidate] = []
         for item in parsed:
@@ -65,9 +73,11 @@ class RulesExtractor:
         return _pin_retractions(pin_replacements(_origin_beside_home(candidates), existing), existing)
 
 
-def _parse(message: ConversationMessage) -> _Message:
+def _parse(message: ConversationMessage, answers: list[str] = ()) -> _Message:
+    """The message's lines, sentences and clauses; `answers` (bare answers to the agent's question, restated as
+    "My name is ...") come first, as if the customer had said them."""
     lines = []
-    for line in normalise_text(message.text).split("\n"):
+    for line in [*(f"{answer}." for answer in answers), *normalise_text(message.text).split("\n")]:
         line = _BULLET.sub("", line)
         if line.strip():
             sentences = [_Sentence(text=sentence, clauses=split_clauses(sentence))
@@ -124,6 +134,21 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate]:
             else:
                 for clause in sentence.clauses:
                     found += outcomes(clause, ctx) + identifiers(clause.text, ctx, confidence=0.85)
+                found += _restated(sentence, ctx)
+    return found
+
+
+def _restated(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
+    """Facts in the agent's restatement about the customer ("Your address is now ..."), trusted a little less."""
+    if ctx.role != "assistant" or not (as_customer := agent_statement_as_customer(sentence.text)):
+        return []
+    found = []
+    for clause in split_clauses(normalise_text(as_customer)):
+        for candidate in _user_clause(clause, dataclasses.replace(ctx, hedged=clause.hedged)):
+            if candidate.action == "add" and candidate.subject and not candidate.subject.startswith("identifier:"):
+                candidate.confidence = round(candidate.confidence * AGENT_RESTATEMENT_FACTOR, 2)
+                candidate.metadata["restated_by_agent"] = True
+                found.append(candidate)
     return found
 
 

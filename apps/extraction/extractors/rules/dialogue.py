@@ -1,0 +1,96 @@
+"""Facts that only make sense as a dialogue: a customer's bare answer to the agent's question, and the agent
+restating what it knows about the customer.
+
+"Can I take your full name?" / "Siobhán Ní Bhriain, card ends 4471." states a name without saying "my name is":
+the question names the slot, the answer fills it. The agent's "Your address is now 118 Kirkstall Lane" is read
+as the customer's own "My address is now ...", with less confidence, by the same rules as a customer's clause.
+"""
+
+import re
+
+from apps.extraction.extractors.rules.text import split_clauses
+
+# What an agent's question asks for, in the order the slots are tried on the answer.
+_SLOT_QUESTIONS = (
+    ("name", re.compile(r"\b(?:your|the\s+account\s+holder's|the\s+patient's)\s+(?:full\s+|first\s+and\s+last\s+)?name"
+                        r"|\bwho\s+(?:am\s+I|I'm)\s+(?:speaking|talking|chatting)\s+(?:to|with)|\bname\s+(?:and|,)", re.I)),
+    ("email", re.compile(r"\be-?mail(?:\s+address)?\b", re.I)),
+    ("phone", re.compile(r"\b(?:phone|mobile|cell|contact)\s+(?:number)?|\bnumber\s+(?:to|we\s+can)\s+(?:reach|call)"
+                         r"|\bbest\s+number\b", re.I)),
+    ("address", re.compile(r"\b(?:your|the|new|delivery|shipping|postal|billing|home)\s+address\b|\bpost\s?code\b"
+                           r"|\bzip\s+code\b", re.I)),
+)
+_ASKS = re.compile(r"\?|\b(?:can|could|may)\s+I\s+(?:take|have|get|grab|ask\s+for)|\bplease\s+(?:confirm|provide|share"
+                   r"|send|tell)|\bwhat(?:'s|\s+is)\s+your\b", re.I)
+_NAME_ANSWER = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|of\s+course|certainly|hi|hello)[\s,.!-]+)*(?:it's\s+|it\s+is\s+"
+                          r"|this\s+is\s+|I'm\s+|I\s+am\s+)?(?P<name>[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){1,5})\s*$")
+_ADDRESS_ANSWER = re.compile(r"^(?:(?:sure|yes|ok|okay|it's|it\s+is|the\s+new\s+one\s+is|new\s+address\s+is)[\s,:.!-]+)*"
+                             r"(?P<address>(?:(?:flat|apt|apartment|unit|suite|house|level)\s+\w+,?\s+)?\d+[a-z]?,?\s+[^\W\d_]"
+                             r"[^,;]*?(?:,\s*[^,;]+?){0,3})$", re.I)
+
+
+def requested_slots(question: str | None) -> list[str]:
+    """The slots an agent message asks the customer for ("name", "email", "phone", "address")."""
+    if not question or not _ASKS.search(question):
+        return []
+    return [slot for slot, pattern in _SLOT_QUESTIONS if pattern.search(question)]
+
+
+def slot_statements(answer: str, slots: list[str]) -> list[str]:
+    """The customer's bare answers rephrased as statements ("my name is ...") for the slots asked about."""
+    statements = []
+    for piece in _answer_pieces(answer):
+        for slot in slots:
+            statement = _as_statement(slot, piece)
+            if statement:
+                statements.append(statement)
+                slots = [other for other in slots if other != slot]
+                break
+    return statements
+
+
+def _answer_pieces(answer: str) -> list[str]:
+    """The leading fragments of an answer: "Siobhán Ní Bhriain, card ends 4471. I'm flying ..." -> name, card."""
+    first_sentence = re.split(r"(?<=[.!?])\s+|\n", answer.strip(), maxsplit=1)[0].rstrip(" .!")
+    return [piece.strip() for piece in re.split(r"\s*[,;]\s*(?=\S)", first_sentence) if piece.strip()][:4]
+
+
+def _as_statement(slot: str, piece: str) -> str | None:
+    if slot == "name":
+        match = _NAME_ANSWER.match(piece)
+        if match and not re.search(r"\b(?:I|my|me|we|you|your|the|a|an|is|are|was|have|has)\b", match.group("name"), re.I):
+            return f"My name is {match.group('name')}"
+    if slot == "address" and (match := _ADDRESS_ANSWER.match(piece)):
+        return f"My address is {match.group('address')}"
+    return None
+
+
+# --- The agent speaking about the customer ---------------------------------------------------------------
+_AGENT_SELF = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|me|my|we|we're|we've|we'll|us|our)\b")
+_SECOND_TO_FIRST = {
+    "you're": "I'm", "you've": "I've", "you'll": "I'll", "you'd": "I'd", "you are": "I am", "you have": "I have",
+    "you were": "I was", "your": "my", "yours": "mine", "yourself": "myself",
+}
+_SECOND = re.compile(r"\b(?:you're|you've|you'll|you'd|you\s+are|you\s+have|you\s+were|your|yours|yourself|you)\b", re.I)
+_SUBJECT_YOU = re.compile(r"^(?:\W*)you\b|(?:\b(?:and|but|so|because|since|that|when|while|as)\s+)you\b", re.I)
+
+
+def agent_statement_as_customer(sentence: str) -> str | None:
+    """An agent's sentence about the customer in the customer's own words, or None.
+
+    Only sentences about "you" that say nothing of the agent itself are read ("Your address is now ...",
+    "You're on the Business plan"); "I've added your work number" is an action, read as an episode elsewhere.
+    """
+    if "?" in sentence or not _SECOND.search(sentence) or _AGENT_SELF.search(sentence):
+        return None
+    if any(clause.uncertain or clause.question for clause in split_clauses(sentence)):
+        return None  # "you might want to upgrade", "if you move ..."
+
+    def swap(match: re.Match) -> str:
+        word = " ".join(match.group(0).lower().split())
+        if word == "you":
+            before = sentence[:match.start()]
+            return "I" if not before.strip() or _SUBJECT_YOU.search(before + "you") else "me"
+        return _SECOND_TO_FIRST[word]
+
+    return _SECOND.sub(swap, sentence)
