@@ -64,20 +64,29 @@ class SessionFlushApi(SessionScopedView):
 
     @extend_schema(
         responses=FlushOutput,
-        summary="Extract everything not yet extracted and wait for it",
+        summary="Extract everything not yet extracted, wait for it, and report what the extraction did",
         description="Schedule the extraction of every message of the session not yet extracted and wait up to "
                     "`wait` seconds for it; it takes no request body. The answer says whether everything is "
-                    "extracted (`complete`), with the jobs and the memory changes they made. A 409 "
+                    "extracted (`complete`) and reports on the messages with a seq above `since_seq` (default 0: "
+                    "the whole session): every job that covers one of them, whether it ran during this flush or "
+                    "earlier, in any status (the newest "
+                    f"{selectors.FLUSH_JOB_LIMIT}, oldest first; `more_jobs` says older ones were left out), with "
+                    "every memory change those jobs made (`create`, `update`, `supersede` naming the memory that "
+                    "replaced the old one, `delete`). A flush after the background extraction already ran "
+                    "therefore shows what it did. A 400 names a bad `wait` or `since_seq`. A 409 "
                     "`extractor_not_ready` when the store's extractor cannot run on this server (an llm extractor "
                     "with no model configured): the message says what to configure.",
     )
     def post(self, request, store_name, session_id):
         session = self.get_session()
-        jobs, complete = services.extraction_flush_and_wait(session=session, wait_seconds=self.query()["wait"])
+        query = self.query()
+        _, complete = services.extraction_flush_and_wait(session=session, wait_seconds=query["wait"])
+        jobs, more_jobs = selectors.session_jobs_covering(session=session, since_seq=query["since_seq"])
         body = {
             "complete": complete,
             "session": session,
             "jobs": jobs,
+            "more_jobs": more_jobs,
             "changes": selectors.job_changes(session=session, job_ids=[job.pk for job in jobs]),
         }
         return Response(FlushOutput(body).data)

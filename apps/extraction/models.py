@@ -58,6 +58,9 @@ class ExtractionJob(BaseModel):
         indexes = [
             models.Index(fields=["store", "status", "-created_at"], name="job_store_status_created"),
             models.Index(fields=["status", "lease_expires_at"], name="job_status_lease"),
+            # A flush reports the newest jobs of a session that reach past a seq: a bounded index scan,
+            # however many jobs a long session has had.
+            models.Index(fields=["session", "to_seq"], name="job_session_to_seq"),
         ]
 
     def __str__(self):

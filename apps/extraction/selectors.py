@@ -1,3 +1,5 @@
+from django.db.models import F
+
 from apps.core.errors import NotFoundError
 from apps.extraction.extractors.base import ConversationMessage, ExistingMemory
 from apps.extraction.models import ExtractionJob
@@ -63,8 +65,31 @@ def job_get(*, api_key, job_id):
     return job
 
 
+FLUSH_JOB_LIMIT = 50
+
+
+def session_jobs_covering(
+    *, session, since_seq: int = 0, limit: int = FLUSH_JOB_LIMIT
+) -> tuple[list[ExtractionJob], bool]:
+    """The newest `limit` jobs of a session that cover a message with seq > `since_seq`, whenever they ran,
+    oldest first; and whether older ones were left out.
+
+    A job covers the messages (from_seq, to_seq]; one that found its range extracted already (from_seq
+    == to_seq) covered none.
+    """
+    newest = list(
+        ExtractionJob.objects.filter(session=session, to_seq__gt=since_seq, from_seq__lt=F("to_seq"))
+        .select_related("store", "session")
+        .order_by("-to_seq", "-created_at")[: limit + 1]
+    )
+    return newest[:limit][::-1], len(newest) > limit
+
+
 def job_changes(*, session, job_ids) -> list[dict]:
-    """The memory changes the given jobs of a session made, from the revisions they wrote."""
+    """The memory changes the given jobs of a session made, from the revisions they wrote, in order.
+
+    A supersede names the memory that replaced the old one (`superseded_by`), from the revision itself.
+    """
     if not job_ids:
         return []
     # The store and user narrow the scan to the revision_store_user index (context has no index).
@@ -77,6 +102,10 @@ def job_changes(*, session, job_ids) -> list[dict]:
             "action": revision.action,
             "status": (revision.after or {}).get("status", ""),
             "content": (revision.after or {}).get("content", ""),
+            "superseded_by": (
+                (revision.after or {}).get("superseded_by_id")
+                if revision.action == MemoryRevision.Action.SUPERSEDE else None
+            ),
             "job_id": revision.context["job_id"],
             "message_seqs": revision.context.get("message_seqs", []),
         }

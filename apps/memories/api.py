@@ -246,9 +246,11 @@ class MemoryHistoryApi(StoreScopedView):
         responses=RevisionListOutput,
         operation_id="stores_memories_history_list",
         summary="A memory's history, oldest first",
-        description="Every revision of a memory, oldest first: the action (create, update, status_change, "
-                    "delete, restore), the fields it changed with their values before and after, who made it (an API "
-                    "key, a staff user or the system, such as an extraction job) and why.",
+        description="Every revision of a memory, oldest first: the action (`create`; `update`, an edit; "
+                    "`status_change`; `supersede`, retired in favour of the newer memory that "
+                    "`after.superseded_by_id` names; `delete`; `restore`), the fields it changed with their "
+                    "values before and after, who made it (an API key, a staff user or the system, such as an "
+                    "extraction job) and why.",
     )
     def get(self, request, store_name, memory_id):
         memory = selectors.memory_get(store=self.get_store(), memory_id=memory_id)

@@ -179,6 +179,7 @@ class MemoryRevision(models.Model):
         CREATE = "create", "Created"
         UPDATE = "update", "Edited"
         STATUS_CHANGE = "status_change", "Status changed"
+        SUPERSEDE = "supersede", "Superseded"
         DELETE = "delete", "Deleted"
         RESTORE = "restore", "Restored"
 

@@ -11,7 +11,7 @@ from apps.core.fields import (
     StrictIntegerField,
     iso_datetime,
 )
-from apps.memories.models import Memory, MemoryStore
+from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.search import SEARCH_MODES
 from apps.memories.store_settings import extraction_settings_for, extractor_problem, working_state_settings_for
 
@@ -235,7 +235,7 @@ class MemoryDeleteOutput(serializers.Serializer):
 
 class RevisionOutput(serializers.Serializer):
     id = serializers.IntegerField()
-    action = serializers.CharField()
+    action = serializers.ChoiceField(choices=MemoryRevision.Action.choices)
     changed_fields = serializers.ListField(child=serializers.CharField())
     before = serializers.JSONField(allow_null=True)
     after = serializers.JSONField(allow_null=True)

@@ -61,7 +61,7 @@ CALLS = {
                                       metadata={"channel": "web"},
                                       messages=[{"role": "user", "content": "hi", "seq": 1}, STRANDS_MESSAGE]),
     "messages_list": _api.messages_list("main", "chat-1", "c", 10),
-    "session_flush": _api.session_flush("main", "chat-1", 5),
+    "session_flush": _api.session_flush("main", "chat-1", 5, 3),
     "session_events": _api.session_events("main", "chat-1", "c"),
     "job_list": _api.job_list("c", 10, {"store": "main", "session_id": "s", "status": "failed"}),
     "job_get": _api.job_get(ID),

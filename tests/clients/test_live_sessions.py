@@ -49,6 +49,8 @@ def test_a_repeated_batch_of_a_run_is_stored_once(hub):
 
     assert (repeated.accepted, repeated.duplicates) == (0, 3)
     assert (overlapping.accepted, overlapping.duplicates) == (1, 1)
+    # The client numbers the messages of a run: the repeats answer with the seqs they were stored with.
+    assert (first.seqs, repeated.seqs, overlapping.seqs) == ([1, 2, 3], [1, 2, 3], [3, 4])
     transcript = list(hub.sessions.iter_messages(STORE, "chat-1", page_size=2))
     assert [(m.seq, m.role, m.text, m.run_id, m.client_seq) for m in transcript] == [
         (1, "user", INTRODUCTION, "run-1", 0),
@@ -147,8 +149,11 @@ def test_flush_extracts_what_is_not_due_yet_and_reports_the_changes(hub, live_se
     extracted = {memory.content for memory in hub.memories.iter(STORE, user_id="alice")}
     assert extracted == set(seqs)
 
+    # Nothing left to extract: no new job, and the same report of what the job did.
     again = hub.sessions.flush(STORE, "chat-1", wait=5)
-    assert again.complete is True and again.jobs == [] and again.changes == []
+    assert again.complete is True and again.more_jobs is False
+    assert [found.id for found in again.jobs] == [job.id] and again.changes == flushed.changes
+    assert hub.sessions.flush(STORE, "chat-1", wait=5, since_seq=3).jobs == []  # nothing after the last message
 
     # The jobs endpoints see the same job.
     assert hub.jobs.get(job.id).status == "succeeded"

@@ -47,6 +47,22 @@ def test_retried_batches_store_each_message_once(quiet_store):
     assert other_run["accepted"] == 1
 
 
+def test_the_answer_gives_each_message_its_session_seq_repeats_included(quiet_store):
+    client = quiet_store.client("write")
+    assert _post(client, [{"role": "user", "content": "one", "seq": 0},
+                          {"role": "user", "content": "two", "seq": 1}]).json()["seqs"] == [1, 2]
+    # A retry of the second message, a new one, the same new one again within the batch, one without a seq.
+    body = _post(client, [
+        {"role": "user", "content": "two", "seq": 1},
+        {"role": "user", "content": "three", "seq": 2},
+        {"role": "user", "content": "three", "seq": 2},
+        {"role": "assistant", "content": "Noted!"},
+    ]).json()
+    assert (body["accepted"], body["duplicates"], body["seqs"]) == (2, 2, [2, 3, 3, 4])
+    assert list(Message.objects.order_by("seq").values_list("seq", "text")) == [
+        (1, "one"), (2, "two"), (3, "three"), (4, "Noted!")]
+
+
 def test_messages_without_seq_are_always_new(quiet_store):
     client = quiet_store.client("write")
     _post(client, [{"role": "user", "content": "again"}])

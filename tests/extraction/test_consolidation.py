@@ -111,7 +111,7 @@ def test_candidate_near_a_memory_the_job_superseded_is_not_absorbed_into_it(sess
     assert old.status == "superseded"
     assert [source["message_seqs"] for source in old.provenance["sources"]] == [[1]]
     created, retired = MemoryRevision.objects.filter(memory=old).order_by("id")  # nothing after the supersede
-    assert created.action == "create" and retired.after["status"] == "superseded"
+    assert (created.action, retired.action, retired.after["status"]) == ("create", "supersede", "superseded")
     assert "provenance" not in retired.changed_fields
     close = Memory.objects.get(content=CLOSE)
     assert close.status == "active" and close.provenance["sources"][0]["message_seqs"] == [4]
@@ -126,7 +126,8 @@ def test_new_value_of_a_subject_supersedes_the_old_one(session, job):
     assert old.status == "superseded" and old.valid_to is not None and old.superseded_by_id == new.pk
     assert new.status == "active"
     superseded = MemoryRevision.objects.filter(memory=old).order_by("id").last()
-    assert superseded.after["status"] == "superseded" and superseded.context["message_seqs"] == [3]
+    assert (superseded.action, superseded.after["status"]) == ("supersede", "superseded")
+    assert superseded.after["superseded_by_id"] == str(new.pk) and superseded.context["message_seqs"] == [3]
     hits = session.store.memories.filter(status="active").values_list("content", flat=True)
     assert list(hits) == ["Alice lives in Berlin"]
 
@@ -174,6 +175,8 @@ def test_review_policy_holds_memories_and_supersedes_on_approval(session, job, t
     paris.refresh_from_db()
     berlin.refresh_from_db()
     assert berlin.status == "active" and paris.status == "superseded" and paris.superseded_by_id == berlin.pk
+    # The approval retired the old value: a supersede in its history, too.
+    assert list(paris.revisions.order_by("id").values_list("action", flat=True)) == ["create", "supersede"]
 
 
 def test_similar_wording_with_the_same_subject_is_a_new_value_not_a_duplicate(session, job, settings):

@@ -86,7 +86,9 @@ def test_flush_extracts_the_tail_and_reports_changes(tenant_a, configure_store):
     assert {change["action"] for change in body["changes"]} == {"create"}
     assert any("Lisbon" in change["content"] for change in body["changes"])
     again = client.post("/api/v1/stores/main/sessions/chat-1/flush?wait=1").json()
-    assert again["complete"] is True and again["jobs"] == []
+    # Nothing left to extract: no new job, and the report is still of what the first flush's job did.
+    assert again["complete"] is True and again["jobs"] == body["jobs"] and again["changes"] == body["changes"]
+    assert ExtractionJob.objects.count() == 1
 
 
 @pytest.mark.parametrize("wait", ["-1", "61", "nan", "soon"])

@@ -198,11 +198,48 @@ def test_flush_waits_for_the_worker_and_reports_the_changes(tenant_a, qcluster, 
     assert any("TechCorp" in content and seqs == [1] for content, seqs in contents.items()), contents
     assert any("dark mode" in content and seqs == [3] for content, seqs in contents.items()), contents
 
+    # Nothing is left to extract: no second job, and the answer still reports what the job did.
     again = client.post(f"{FLUSH_URL}?wait=15")
     assert again.status_code == 200
-    assert again.json()["complete"] is True
-    assert again.json()["jobs"] == [] and again.json()["changes"] == []
+    assert again.json()["complete"] is True and again.json()["more_jobs"] is False
+    assert again.json()["jobs"] == body["jobs"] and again.json()["changes"] == body["changes"]
     assert ExtractionJob.objects.count() == 1
+
+
+@pytest.mark.slow
+def test_a_flush_after_the_worker_finished_reports_its_jobs_supersedes_included(tenant_a, qcluster):
+    qcluster.start()
+    client = tenant_a.client("write")
+    first = _post_messages(client, {0: ("user", "I live in Paris")})
+    wait_for(_all_jobs_done, timeout=30, what="the first job", cluster=qcluster)
+    moved = _post_messages(client, {1: ("user", "I moved to Berlin last month"), 2: ("assistant", REPLY)})
+    assert moved["seqs"] == [2, 3]
+    wait_for(_all_jobs_done, timeout=30, what="the second job", cluster=qcluster)
+    paris = Memory.objects.get(content__contains="Paris")
+    berlin = Memory.objects.get(content__contains="Berlin")
+
+    # The worker did everything before the flush: the flush has nothing to run, only to report.
+    whole = client.post(f"{FLUSH_URL}?wait=5")
+    assert whole.status_code == 200, whole.content
+    whole = whole.json()
+    assert whole["complete"] is True and whole["more_jobs"] is False
+    assert [job["id"] for job in whole["jobs"]] == [first["extraction_job"], moved["extraction_job"]]
+    assert {job["status"] for job in whole["jobs"]} == {"succeeded"}
+    assert [(change["memory_id"], change["action"]) for change in whole["changes"]] == [
+        (str(paris.pk), "create"), (str(berlin.pk), "create"), (str(paris.pk), "supersede")]
+    supersede = whole["changes"][-1]
+    assert (supersede["status"], supersede["superseded_by"], supersede["message_seqs"]) == (
+        "superseded", str(berlin.pk), [2])
+    assert (supersede["job_id"], whole["jobs"][-1]["updated"]) == (moved["extraction_job"], 1)
+
+    # since_seq: only the job that covers the second batch, and its changes.
+    narrowed = client.post(f"{FLUSH_URL}?wait=5&since_seq={moved['seqs'][0] - 1}").json()
+    assert [job["id"] for job in narrowed["jobs"]] == [moved["extraction_job"]]
+    assert narrowed["changes"] == whole["changes"][1:]
+    assert ExtractionJob.objects.count() == 2
+
+    history = client.get(f"/api/v1/stores/main/memories/{paris.pk}/history").json()["results"]
+    assert [revision["action"] for revision in history] == ["create", "supersede"]
 
 
 @pytest.mark.slow

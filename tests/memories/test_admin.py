@@ -10,7 +10,7 @@ from apps.core.actors import Actor
 from apps.core.errors import ConflictError
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.normalise import content_hash
-from apps.memories.services import memory_approve, memory_delete, memory_update, store_create
+from apps.memories.services import memory_approve, memory_delete, memory_supersede, memory_update, store_create
 from apps.tenancy.models import Membership
 from apps.tenancy.services import membership_set
 
@@ -453,6 +453,20 @@ def test_revision_list_filters_by_action_and_actor_type(admin_client, tenant_a, 
     assert by_user.status_code == 200 and creates.status_code == 200
     assert "Edited by staff" in by_user.text and "Untouched memory" not in by_user.text
     assert "Untouched memory" in creates.text and "Edited by staff" in creates.text  # both were created
+
+
+def test_a_supersede_shows_as_superseded_in_the_revision_list_and_its_filter(admin_client, tenant_a, add_memory):
+    old = add_memory(tenant_a.store, "Alice lives in Paris")
+    memory_supersede(old=old, new=add_memory(tenant_a.store, "Alice lives in Berlin"), actor=Actor.system("test"))
+    revisions = reverse("admin:memories_memoryrevision_changelist")
+
+    supersedes = admin_client.get(revisions, {"action": "supersede"})
+    history = admin_client.get(revisions, {"memory__id__exact": str(old.pk)})
+
+    assert supersedes.status_code == 200
+    assert [revision.memory_id for revision in supersedes.context["cl"].result_list] == [old.pk]
+    assert "?action=supersede" in supersedes.text  # the action filter offers it
+    assert re.findall(r'<td class="field-action">([^<]*)</td>', history.text) == ["Superseded", "Created"]
 
 
 @pytest.fixture

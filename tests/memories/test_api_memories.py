@@ -269,6 +269,17 @@ def test_soft_delete_then_restore_keeps_history(tenant_a, add_memory):
     assert history[1]["before"]["status"] == "active" and history[1]["after"]["status"] == "deleted"
 
 
+def test_a_supersede_is_its_own_action_in_history_naming_the_successor(tenant_a, add_memory):
+    old = add_memory(tenant_a.store, "Alice lives in Paris")
+    new = add_memory(tenant_a.store, "Alice lives in Berlin")
+    memory_supersede(old=old, new=new, actor=Actor.system("test"))
+    history = tenant_a.client("read").get(f"{BASE}/memories/{old.pk}/history").json()["results"]
+    assert [entry["action"] for entry in history] == ["create", "supersede"]
+    assert (history[1]["before"]["status"], history[1]["after"]["status"]) == ("active", "superseded")
+    assert history[1]["after"]["superseded_by_id"] == str(new.pk)
+    assert {"status", "superseded_by_id", "valid_to"} <= set(history[1]["changed_fields"])
+
+
 def test_hard_delete_removes_memory_and_history(tenant_a, add_memory):
     memory = add_memory(tenant_a.store, "Alice likes tea")
     response = tenant_a.client("admin").delete(f"{BASE}/memories/{memory.pk}?hard=true")

@@ -43,7 +43,8 @@ class MessageIngestApi(SessionScopedView):
         description="Append messages to a session's transcript, creating the session on first use, and answer "
                     "at once (202): durable facts are extracted in the background when the store's trigger is "
                     "due. A message repeated with the same `run_id` and `seq` is stored once, so a retried batch "
-                    "is safe. A session of another user or a terminated one is a 409; a batch over the limit, a 413.",
+                    "is safe. `seqs` gives the session seq of each message sent, in order (a repeat's is the seq "
+                    "it was stored with): a flush with `since_seq` one below the first reports on this batch. A session of another user or a terminated one is a 409; a batch over the limit, a 413.",
     )
     def post(self, request, store_name, session_id):
         store = self.get_store()
@@ -65,6 +66,7 @@ class MessageIngestApi(SessionScopedView):
         body = {
             "accepted": result.accepted,
             "duplicates": result.duplicates,
+            "seqs": result.seqs,
             "session": SessionOutput(result.session).data,
             "extraction_job": str(result.extraction_job.pk) if result.extraction_job else None,
         }

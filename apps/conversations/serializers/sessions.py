@@ -78,6 +78,11 @@ class MessageOutput(serializers.Serializer):
 class IngestOutput(serializers.Serializer):
     accepted = serializers.IntegerField()
     duplicates = serializers.IntegerField()
+    seqs = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="The session seq of each message sent, in the order sent; a repeat of a (run_id, seq) already "
+                  "stored has the seq it was stored with.",
+    )
     session = SessionOutput()
     extraction_job = serializers.UUIDField(allow_null=True)
 

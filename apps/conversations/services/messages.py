@@ -29,6 +29,7 @@ class IngestResult:
     accepted: int
     duplicates: int
     extraction_job: object | None
+    seqs: list[int] = field(default_factory=list)  # the session seq of each message given, repeats included
 
 
 def _locked_session(*, store: MemoryStore, external_id: str, user_id: str, agent_id: str, metadata: dict) -> Session:
@@ -92,22 +93,24 @@ def messages_ingest(
                 details={"status": session.status},
             )
         client_seqs = [message.seq for message, _, _ in prepared if message.seq is not None]
-        seen = set(
+        seq_of_client_seq = dict(
             Message.objects.filter(session=session, client_run_id=run_id, client_seq__in=client_seqs).values_list(
-                "client_seq", flat=True
+                "client_seq", "seq"
             )
-        ) if client_seqs else set()
+        ) if client_seqs else {}
 
         now = timezone.now()
-        new_rows, duplicates, user_turns = [], 0, 0
+        new_rows, duplicates, user_turns, seqs = [], 0, 0, []
         next_seq = session.last_seq
         for message, blocks, text in prepared:
-            if message.seq is not None:
-                if message.seq in seen:
-                    duplicates += 1
-                    continue
-                seen.add(message.seq)
+            if message.seq is not None and message.seq in seq_of_client_seq:
+                duplicates += 1
+                seqs.append(seq_of_client_seq[message.seq])
+                continue
             next_seq += 1
+            seqs.append(next_seq)
+            if message.seq is not None:
+                seq_of_client_seq[message.seq] = next_seq
             new_rows.append(
                 Message(
                     session=session,
@@ -136,7 +139,7 @@ def messages_ingest(
                 ]
             )
         job = extraction_services.extraction_after_ingest(session=session) if new_rows else None
-    return IngestResult(session=session, accepted=len(new_rows), duplicates=duplicates, extraction_job=job)
+    return IngestResult(session=session, accepted=len(new_rows), duplicates=duplicates, extraction_job=job, seqs=seqs)
 
 
 def session_delete(*, session: Session) -> dict:

@@ -109,6 +109,8 @@ def _action_for(before: dict, after: dict) -> str:
     if before["status"] != after["status"]:
         if after["status"] == Memory.Status.DELETED:
             return MemoryRevision.Action.DELETE
+        if after["status"] == Memory.Status.SUPERSEDED:
+            return MemoryRevision.Action.SUPERSEDE
         if before["status"] == Memory.Status.DELETED:
             return MemoryRevision.Action.RESTORE
         if set(k for k in after if before[k] != after[k]) == {"status"}:

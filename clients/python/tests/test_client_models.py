@@ -93,13 +93,17 @@ def test_flush_result_types_its_jobs_and_changes():
         "complete": True,
         "session": {"session_id": "chat-1", "last_seq": 3, "extracted_seq": 3, "ended_at": None},
         "jobs": [{"id": "j1", "status": "succeeded", "added": 2, "finished_at": "2026-01-01T00:00:00Z"}],
+        "more_jobs": True,
         "changes": [{"memory_id": "m1", "action": "create", "content": "Alice prefers dark mode",
-                     "message_seqs": [3]}],
+                     "superseded_by": None, "message_seqs": [3]},
+                    {"memory_id": "m0", "action": "supersede", "content": "Alice prefers light mode",
+                     "superseded_by": "m1", "message_seqs": [3]}],
     })
 
-    assert flush.complete and flush.session.extracted_seq == 3
+    assert flush.complete and flush.session.extracted_seq == 3 and flush.more_jobs is True
     assert flush.jobs[0].status == "succeeded" and flush.jobs[0].finished_at == datetime(2026, 1, 1, tzinfo=UTC)
     assert flush.changes[0].message_seqs == [3] and flush.changes[0].action == "create"
+    assert (flush.changes[1].action, flush.changes[1].superseded_by) == ("supersede", "m1")
 
 
 def test_lifecycle_result_takes_the_session_out_of_data():

@@ -283,6 +283,16 @@ def test_messages_body_shape(server, hub):
     }
 
 
+def test_flush_sends_since_seq_only_when_given(server, hub):
+    flushed = {"complete": True, "session": SESSION, "jobs": [], "more_jobs": False, "changes": []}
+    server.script(Reply(body=flushed), Reply(body=flushed))
+
+    hub.sessions.flush("main", "chat-1", wait=2)
+    hub.sessions.flush("main", "chat-1", wait=2, since_seq=4)
+
+    assert [request.query for request in server.requests] == [{"wait": ["2"]}, {"wait": ["2"], "since_seq": ["4"]}]
+
+
 def test_values_json_cannot_carry_raise_invalid_request_before_sending(server, hub):
     from memoryhub_client import InvalidRequest, MemoryHubError
 

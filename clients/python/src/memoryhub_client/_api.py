@@ -277,10 +277,10 @@ def messages_list(store: str, session_id: str, cursor: str | None, page_size: in
                 params=compact(cursor=cursor, page_size=page_size))
 
 
-def session_flush(store: str, session_id: str, wait: float) -> Call[FlushResult]:
+def session_flush(store: str, session_id: str, wait: float, since_seq: int | None = None) -> Call[FlushResult]:
     # Repeating a flush is harmless: a session has at most one open extraction job.
-    return Call("POST", _session(store, session_id, "flush"), FlushResult.from_json, params={"wait": wait},
-                retry=True, extra_timeout=float(wait))
+    return Call("POST", _session(store, session_id, "flush"), FlushResult.from_json,
+                params=compact(wait=wait, since_seq=since_seq), retry=True, extra_timeout=float(wait))
 
 
 def session_events(store: str, session_id: str, cursor: str | None) -> Call[Page[SessionEvent]]:

@@ -184,9 +184,15 @@ class Sessions(_Resource):
     def iter_messages(self, store: str, session_id: str, *, page_size: int | None = None) -> Iterator[Message]:
         return self._pages(lambda cursor: _api.messages_list(store, session_id, cursor, page_size))
 
-    def flush(self, store: str, session_id: str, *, wait: float = 10) -> FlushResult:
-        """Extract everything not yet extracted and wait up to `wait` seconds (at most 60) for it."""
-        return self._run(_api.session_flush(store, session_id, wait))
+    def flush(self, store: str, session_id: str, *, wait: float = 10,
+              since_seq: int | None = None) -> FlushResult:
+        """Extract everything not yet extracted and wait up to `wait` seconds (at most 60) for it.
+
+        The result reports on the messages after `since_seq` (default: all of them): the jobs that cover
+        them, whenever they ran, and the memory changes they made. `IngestResult.seqs[0] - 1` narrows it
+        to one batch of messages.
+        """
+        return self._run(_api.session_flush(store, session_id, wait, since_seq))
 
     def events(self, store: str, session_id: str) -> builtins.list[SessionEvent]:
         """The session's event log, oldest first."""

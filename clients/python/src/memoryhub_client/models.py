@@ -225,6 +225,7 @@ class IngestResult(Model):
 
     accepted: int = 0
     duplicates: int = 0
+    seqs: list[int] = field(default_factory=list)  # the session seq of each message sent, repeats included
     session: Session = field(default_factory=Session)
     extraction_job: str | None = None
     raw: dict = _raw()
@@ -266,9 +267,10 @@ class MemoryChange(Model):
     """What an extraction job did to one memory."""
 
     memory_id: str = ""
-    action: str = ""
+    action: str = ""  # create, update, supersede, delete
     status: str = ""
     content: str = ""
+    superseded_by: str | None = None  # for a supersede: the memory that replaced this one
     job_id: str = ""
     message_seqs: list[int] = field(default_factory=list)
     raw: dict = _raw()
@@ -276,11 +278,13 @@ class MemoryChange(Model):
 
 @dataclass(frozen=True)
 class FlushResult(Model):
-    """`complete` when every message of the session was extracted within the wait."""
+    """`complete` when every message of the session was extracted within the wait; the jobs that cover the
+    messages asked about (the newest 50; `more_jobs` when older ones were left out) and their changes."""
 
     complete: bool = False
     session: Session = field(default_factory=Session)
     jobs: list[Job] = field(default_factory=list)
+    more_jobs: bool = False
     changes: list[MemoryChange] = field(default_factory=list)
     raw: dict = _raw()
 
