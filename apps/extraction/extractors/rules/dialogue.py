@@ -13,7 +13,8 @@ from apps.extraction.extractors.rules.text import split_clauses
 # What an agent's question asks for, in the order the slots are tried on the answer.
 _SLOT_QUESTIONS = (
     ("name", re.compile(r"\b(?:your|the\s+account\s+holder's|the\s+patient's)\s+(?:full\s+|first\s+and\s+last\s+)?name"
-                        r"|\bwho\s+(?:am\s+I|I'm)\s+(?:speaking|talking|chatting)\s+(?:to|with)|\bname\s+(?:and|,)", re.I)),
+                        r"|\bwho\s+(?:am\s+I|I'm)\s+(?:speaking|talking|chatting)\s+(?:to|with)|\bname\s+(?:and|,)"
+                        r"|\bwho\s+should\s+(?:we|I|the\s+\w+)\s+(?:contact|call|ask\s+for)|\bname\s+on\s+the\b", re.I)),
     ("email", re.compile(r"\be-?mail(?:\s+address)?\b", re.I)),
     ("phone", re.compile(r"\b(?:phone|mobile|cell|contact)\s+(?:number)?|\bnumber\s+(?:to|we\s+can)\s+(?:reach|call)"
                          r"|\bbest\s+number\b", re.I)),
@@ -21,7 +22,8 @@ _SLOT_QUESTIONS = (
                            r"|\bzip\s+code\b", re.I)),
 )
 _ASKS = re.compile(r"\?|\b(?:can|could|may)\s+I\s+(?:take|have|get|grab|ask\s+for)|\bplease\s+(?:confirm|provide|share"
-                   r"|send|tell)|\bwhat(?:'s|\s+is)\s+your\b", re.I)
+                   r"|send|tell|give)|\bwhat(?:'s|\s+is)\s+your\b|\b(?:could|can|would)\s+you\s+(?:please\s+)?(?:give|tell"
+                   r"|send|confirm|share|provide|let\s+me\s+know)\b|\bI(?:'ll|\s+will|\s+just)?\s+need\b", re.I)
 _NAME_ANSWER = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|of\s+course|certainly|hi|hello)[\s,.!-]+)*(?:it's\s+|it\s+is\s+"
                           r"|this\s+is\s+|I'm\s+|I\s+am\s+)?(?P<name>[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){1,5})\s*$")
 _ADDRESS_ANSWER = re.compile(r"^(?:(?:sure|yes|ok|okay|it's|it\s+is|the\s+new\s+one\s+is|new\s+address\s+is)[\s,:.!-]+)*"

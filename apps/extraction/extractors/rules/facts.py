@@ -18,12 +18,13 @@ _AM = r"(?:'m|\s+am)"
 
 # --- Names ---------------------------------------------------------------------------------------------
 _NAME = re.compile(
-    r"^(?:my\s+(?:full\s+|first\s+|real\s+|given\s+)?name(?:'s|\s+is|\s*:)|name's|name\s*:|I(?:'m|\s+am)\s+called"
+    r"^(?:my\s+(?:full\s+|first\s+|real\s+|given\s+)?name(?:'s|\s+is|\s*:)|name's|name\s*:|(?:the\s+)?(?:full\s+)?name"
+    r"(?:\s+on\s+the\s+(?:account|booking|policy|card|order|reservation|ticket))?\s+is|I(?:'m|\s+am)\s+called"
     r"|I\s+go\s+by|(?:you\s+can\s+|please\s+|just\s+)*call\s+me|(?P<opening>this\s+is))\s+(?P<value>.+)$",
     re.I,
 )
 _IM_NAME = re.compile(r"^I(?:'m| am) (?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)(?P<rest>(?: here| from .*|,.*)?)$")
-_NAME_HERE = re.compile(r"^(?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?) (?:here|speaking)$")
+_NAME_HERE = re.compile(r"^(?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}) (?:here|speaking)(?:,\s*(?P<rest>.+))?$")
 _APPOSITIVE = re.compile(r"^,\s+(?P<role>(?:an?|the)\s+.+?)(?:\s+from\s+(?P<place>.+))?$", re.I)
 _NAME_WORD = re.compile(r"[^\W\d_][\w'.-]*")
 _NAME_FILLERS = frozenset("actually really just simply now".split())
@@ -139,7 +140,11 @@ def _name(ctx: RuleContext, text: str) -> list[Candidate]:
                else f"The user prefers to be called {value}")
     named = [ctx.candidate(content, confidence=confidence, rule=f"identity.{subject}", subject=subject,
                            tags=("identity",), metadata={"value": value})]
-    appositive = _APPOSITIVE.match(text[text.find(value) + len(value):])
+    tail = text[text.find(value) + len(value):]
+    here = re.match(r"^\s+(?:here|speaking),\s*(?P<rest>.+)$", tail)
+    if here:  # "Aroha Ngata here, team lead at Kowhai Health"
+        named += _work(ctx, f"I'm {here.group('rest')}")
+    appositive = _APPOSITIVE.match(tail)
     if appositive:  # "I'm Tom, a freelance designer from Manchester"
         named += _work(ctx, f"I'm {appositive.group('role')}")
         if appositive.group("place"):
@@ -150,7 +155,10 @@ def _name(ctx: RuleContext, text: str) -> list[Candidate]:
 # --- Work ------------------------------------------------------------------------------------------------
 _WORK = re.compile(
     rf"^I(?:'m|\s+am|'ve\s+been|\s+have\s+been)?{ADV}\s+(?:work(?:ing)?|employed)(?:\s+(?:remotely|full[- ]time"
-    rf"|part[- ]time|freelance))?\s+(?P<rest>(?:as|at|for|by)\s+.+)$",
+    rf"|part[- ]time|freelance|nights|days|weekends|(?:night\s+|day\s+|early\s+|late\s+)?shifts|from\s+home"
+    rf"|in\s+the\s+office|there))?\s+(?P<rest>(?:as|at|for|by)\s+.+)$"
+    # "I'm at Yorkshire Water now as a data analyst"
+    rf"|^I(?:'m|\s+am){ADV}\s+(?P<rest2>at\s+[A-Z].*?\s+as\s+.+)$",
     re.I,
 )
 _WORK_IN = re.compile(rf"^I{ADV}\s+work\s+in\s+(?P<field>[\w -]+?)(?:\s+(?:now|these\s+days))?$", re.I)
@@ -245,14 +253,14 @@ def _work(ctx: RuleContext, text: str) -> list[Candidate]:
                               subject="industry", tags=("identity", "work"), metadata={"value": field})]
     match = _WORK.match(text)
     if match:
-        rest, job, org, org_verb = match.group("rest"), None, None, "works at"
+        rest, job, org, org_verb = match.group("rest") or match.group("rest2"), None, None, "works at"
         for part in re.split(r"\s+(?=(?:as|at|for|by)\s)", rest, flags=re.I):
             word, _, value = part.partition(" ")
             word = word.lower()
             if word == "as" and not job:
                 job = _job(re.sub(r"^(?:an?|the)\s+", "", value, flags=re.I))
             elif word in ("at", "for", "by") and not org:
-                org = org_value(value)
+                org = org_value(re.sub(r"\s+now$", "", value))
                 org_verb = {"at": "works at", "for": "works for", "by": "is employed by"}[word]
         return _work_facts(ctx, job, org, org_verb, "identity.work", 0.9)
     match = _JOB_STATE.match(text)

@@ -62,7 +62,7 @@ _QUESTION_WORDS = (
 # Clauses break at ";" and before a conjunction or comma that starts a new first-person statement or a question,
 # so "My name is Alice and I work at TechCorp" is two clauses but "Portland, Oregon" and "tea and coffee" are not.
 _CLAUSE_BREAK = re.compile(
-    rf"\s*;\s*|,?\s+(?:and|but|so|plus|also|and also|and now|but now)\s+(?={_STARTERS}\b)"
+    rf"\s*;\s*|\s*:\s+(?={_STARTERS}\b)|,?\s+(?:and|but|so|plus|also|and also|and now|but now)\s+(?={_STARTERS}\b)"
     rf"|,\s+(?=(?:{_STARTERS}|and|but|so|please|thanks|thank|{_QUESTION_WORDS})\b)",
     re.I,
 )
@@ -75,7 +75,7 @@ _LEADING_FILLER = re.compile(
     r"|all set|perfect|certainly|of course|absolutely|no problem|understood|got it|noted|update|quick update"
     r"|small update|an update|heads up|news|just to let you know|just letting you know|to let you know|one more thing"
     r"|another thing|(?:I\s+)?forgot to (?:mention|say)|I should (?:mention|add|say)|worth mentioning|just so you're aware"
-    r"|for your records|for your notes|for the file)\b[\s,.;:!-]*)+",
+    r"|for your records|for your notes|for the file|(?:oh\s+)?(?:and\s+)?(?:also\s+)?(?:very\s+)?important)\b[\s,.;:!-]*)+",
     re.I,
 )
 _HEDGE = re.compile(r"^(?:I think|I guess|I believe|I suppose|I'd say|probably|pretty sure)\b(?:\s+that)?[\s,]*", re.I)
