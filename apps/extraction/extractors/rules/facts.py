@@ -61,10 +61,37 @@ def stated_name(text: str, *, opening: bool, lowercase: bool = False) -> tuple[s
     match = _IM_NAME.match(text) or (_NAME_HERE.match(text) if opening else None)
     if match and _plausible_name(match.group("value"), strict=True):
         return match.group("value"), "name", 0.75 if opening else 0.6
+    if opening and (found := opening_name(text)):
+        role = found[1] or ""
+        head = _ROLE_START.match(role) if role else None
+        if not role or head and (head.group("head") or head.group("head2") or "").lower() in lexicon.JOB_HEADS \
+                or re.match(r"^I(?:'m|\s+am)\b", role):
+            return found[0], "name", 0.7
     match = _LOWER_NAME.match(text) if opening and lowercase else None
     if match and _plausible_lowercase_name(match.group("value")):  # "i'm maria del carmen ruiz" from a lowercase typist
         return _capitalise_name(match.group("value")), "name", 0.7
     return None
+
+
+_OPENING_NAME = re.compile(
+    r"^(?:(?:it's|this\s+is)\s+)?(?P<value>(?!I(?:'\w+)?\b)[^\W\d_a-z][\w'.-]+(?:\s+(?:[^\W\d_a-z][\w'.-]+|"
+    + "|".join(sorted(NAME_PARTICLES)) + r")){1,4})"
+    r"(?:\s+(?:again|here|speaking))?(?:\s*,\s*(?P<rest>.+)|\s+(?P<from>from|of|at)\s+(?P<org>[A-Z].+))?$")
+
+
+def opening_name(text: str) -> tuple[str, str | None, str | None] | None:
+    """(name, what follows the comma, organisation) for an opening "Priya Raghunathan, Head of Ops at X"."""
+    match = _OPENING_NAME.match(text)
+    if not match or not _plausible_name(match.group("value"), strict=True):
+        return None
+    rest = match.group("rest")
+    if rest and not _ROLE_START.match(rest) and not re.match(r"^I(?:'m|\s+am)\b", rest):
+        return None  # "New York, please": a name only when a role or nothing follows
+    return match.group("value"), rest, match.group("org")
+
+
+_ROLE_START = re.compile(r"^(?:the\s+|an?\s+)?(?:[\w&-]+\s+){0,3}?(?P<head>[\w-]+)\s+(?:at|of|for|with)\s+[A-Z]"
+                         r"|^(?:the\s+|an?\s+)?(?:[\w&-]+\s+){0,2}?(?P<head2>[\w-]+)$")
 
 
 def _name_value(raw: str) -> str:
@@ -141,9 +168,12 @@ def _name(ctx: RuleContext, text: str) -> list[Candidate]:
     named = [ctx.candidate(content, confidence=confidence, rule=f"identity.{subject}", subject=subject,
                            tags=("identity",), metadata={"value": value})]
     tail = text[text.find(value) + len(value):]
-    here = re.match(r"^\s+(?:here|speaking),\s*(?P<rest>.+)$", tail)
-    if here:  # "Aroha Ngata here, team lead at Kowhai Health"
+    here = re.match(r"^(?:\s+(?:here|speaking|again))?,\s*(?:I(?:'m|\s+am)\s+)?(?P<rest>.+)$", tail)
+    if here:  # "Aroha Ngata here, team lead at Kowhai Health", "Priya R, Head of Operations at X"
         named += _work(ctx, f"I'm {here.group('rest')}")
+    elif from_org := re.match(r"^(?:\s+(?:here|speaking|again))?\s+(?:from|of|at)\s+(?P<org>[A-Z].+)$", tail):
+        if org := org_value(from_org.group("org")):
+            named += _work_facts(ctx, None, org, "works at", "identity.employer", 0.75)
     appositive = _APPOSITIVE.match(tail)
     if appositive:  # "I'm Tom, a freelance designer from Manchester"
         named += _work(ctx, f"I'm {appositive.group('role')}")
@@ -165,7 +195,7 @@ _WORK_IN = re.compile(rf"^I{ADV}\s+work\s+in\s+(?P<field>[\w -]+?)(?:\s+(?:now|t
 _IM_A = re.compile(rf"^I{_AM}(?:\s+(?:now|currently|also|actually|just|still))*\s+(?P<article>an?|the)\s+(?P<rest>.+)$",
                    re.I)
 _JOB_STATE = re.compile(rf"^I{_AM}(?:\s+(?:now|currently|also|happily))*\s+(?P<state>retired|self-employed|unemployed"
-                        r"|freelanc(?:e|ing))$", re.I)
+                        r"|freelanc(?:e|ing))(?:\s+(?:now|these\s+days|btw))?$", re.I)
 _MY_JOB = re.compile(r"^my\s+(?:current\s+|new\s+)?(?:job(?:\s+title)?|role|title|position|profession|occupation)"
                      r"\s+is\s+(?:as\s+)?(?P<job>.+)$", re.I)
 _MY_EMPLOYER = re.compile(r"^my\s+(?:current\s+|new\s+)?(?:employer|company)\s+is\s+(?:called\s+)?(?P<org>.+)$", re.I)
@@ -179,7 +209,12 @@ _BECAME = re.compile(
     re.I,
 )
 _IM_ROLE_AT = re.compile(r"^I(?:'m|\s+am)(?:\s+(?:now|currently|the\s+new|still))*\s+(?P<job>[\w -]+?)\s+(?:at|for|with)"
-                         r"\s+(?P<org>[A-Z].+)$")
+                         r"\s+(?P<org>[A-Z].+)$"
+                         r"|^I(?:'m|\s+am)(?:\s+(?:now|currently|the\s+new|still))*\s+(?P<job2>(?:head|director|chief|vp|lead"
+                         r"|manager)\b[\w -]*?)(?P<org2>)(?:\s+(?:now|btw|these\s+days|here))*$", re.I)
+_IM_ROLE_OF = re.compile(r"^I(?:'m|\s+am)(?:\s+(?:now|currently|the\s+new|still))*\s+(?P<job>(?:the\s+)?(?:[\w-]+\s+)?"
+                         r"(?:ceo|cto|cfo|coo|cio|founder|co-founder|owner|president|director|chair|vp))\s+of\s+(?P<org>[A-Z].+)$",
+                         re.I)
 _JOINED = re.compile(r"^I(?:'ve| have)?(?: (?:just|recently|finally))* joined (?P<org>[A-Z].+)$")
 _JOB_STOPS = frozenset("at for with in and but since because where who which so now currently until on from by i "
                        "here there today".split())
@@ -271,9 +306,10 @@ def _work(ctx: RuleContext, text: str) -> list[Candidate]:
     match = _IM_A.match(text)
     if match:
         return _im_a(ctx, match)
-    match = _BECAME.match(text) or _IM_ROLE_AT.match(text)
-    if match and (job := _job(match.group("job"))) and _job_head(job) in lexicon.JOB_HEADS:
-        org = org_value(match.group("org")) if match.group("org") else None
+    match = _BECAME.match(text) or _IM_ROLE_AT.match(text) or _IM_ROLE_OF.match(text)
+    groups = match.groupdict() if match else {}
+    if match and (job := _job(groups.get("job") or groups.get("job2") or "")) and _job_head(job) in lexicon.JOB_HEADS:
+        org = org_value(groups.get("org") or "") if groups.get("org") else None
         return _work_facts(ctx, job, org, "works at", "identity.role", 0.85,
                            job_sentence=ctx.person.sentence(f"is {_with_article(job)}"))
     match = _MY_JOB.match(text)
@@ -413,7 +449,11 @@ _BIRTHDAY = re.compile(r"^(?:my\s+(?:birthday|bday|b-day|date\s+of\s+birth|dob)\
 _BORN_IN = re.compile(r"^I\s+was\s+born\s+in\s+(?P<where>.+)$", re.I)
 _NATIONALITY = re.compile(rf"^I{_AM}\s+(?P<nat>[A-Za-z]+)$", re.I)
 _SPEAK = re.compile(rf"^I{ADV}\s+(?:can\s+)?speak\s+(?P<langs>.+)$", re.I)
-_NATIVE = re.compile(r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<lang>[A-Za-z]+)$", re.I)
+_NATIVE = re.compile(r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<lang>[A-Za-z]+)$"
+                     r"|^(?P<lang2>[A-Za-z]+)\s+is\s+my\s+(?:native|first|mother|main)\s+(?:language|tongue)\b.*$", re.I)
+_LANGUAGE_WISH = re.compile(r"\b(?:speak|talk|write|writes|reply|respond|answer|call|calls|communicate|contact|chat|explain"
+                            r"|someone\s+who\s+speaks?|better|prefer|easier)\b[^.]{0,30}?\bin\s+(?:simple\s+|plain\s+)?"
+                            r"(?P<lang>[A-Za-z]+)\b|\bsomeone\s+who\s+speaks?\s+(?P<lang2>[A-Za-z]+)\b", re.I)
 _RELATIVE_NAME = re.compile(
     r"^my\s+(?P<who>wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|spouse|son|daughter|kid|child|mom|mum"
     r"|mother|dad|father|brother|sister|dog|cat|puppy|kitten|pet|baby|boss|manager)(?:'s\s+name\s+is|\s+is\s+called"
@@ -478,9 +518,16 @@ def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
         content = person.sentence(f"speaks {langs}")
         return fact(None, "identity.languages", confidence=0.85, content=content, tags=("identity", "language"),
                     value=langs)
-    if (match := _NATIVE.match(text)) and match.group("lang").lower() in lexicon.LANGUAGES:
-        return fact("native_language", "identity.native_language", tags=("identity", "language"),
-                    value=match.group("lang"))
+    if (match := _NATIVE.match(text)) and (lang := match.group("lang") or match.group("lang2")).lower() in \
+            lexicon.LANGUAGES:
+        return fact("native_language", "identity.native_language", tags=("identity", "language"), value=lang)
+    if (match := _LANGUAGE_WISH.search(text)) and (lang := match.group("lang") or match.group("lang2")).lower() in \
+            lexicon.LANGUAGES:
+        content = rewrite if re.match(r"^(?:I|my)\b", text, re.I) else person.sentence(
+            f"prefers to communicate in {lang.capitalize()}")
+        return [ctx.candidate(content, memory_type="preference", confidence=0.8, rule="preference.language",
+                              subject="preference:language", tags=("preference", "language"),
+                              metadata={"value": lang.capitalize()})]
     if (match := _RELATIVE_NAME.match(text)) and _plausible_name(
             value := cut_value(match.group("value"), lexicon.NAME_BREAKS, max_words=2), strict=False):
         return fact(None, "family.name", confidence=0.85, tags=("family",), relation=match.group("who").lower(),

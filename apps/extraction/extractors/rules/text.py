@@ -67,7 +67,8 @@ _CLAUSE_BREAK = re.compile(
     re.I,
 )
 _LEADING_FILLER = re.compile(
-    r"^(?:(?:(?:hi|hello|hey|hiya|dear)(?:\s+there)?(?:\s+\w+(?=\s*,))?|ok|okay|oh|ah|well|so|yes|yeah|yep|yup|no|nope"
+    r"^(?:(?:(?:hi|hello|hey|hiya|dear|good\s+(?:morning|afternoon|evening|day)|greetings|bonjour|hola|hej|hallo|ciao"
+    r"|salut|kia\s+ora|g'day|howdy|morning|evening)(?:\s+(?:there|again|all|team|folks))?(?:\s+\w+(?=\s*,))?|ok|okay|oh|ah|well|so|yes|yeah|yep|yup|no|nope"
     r"|nah|actually|btw|by the way|fyi|also|and|but|anyway|anyways|honestly|tbh|um+|uh+|er|alright|right now|right"
     r"|great|cool|sure|thanks|thank you|just so you know|just fyi|for (?:the record|context|reference|future reference"
     r"|what it's worth|your information)|as i (?:said|mentioned)|as mentioned|personally|basically|plus|again|currently"
