@@ -216,4 +216,34 @@ def _quantity(ctx: RuleContext, text: str) -> list[Candidate]:
                           subject=f"quantity:{unit}", tags=("account",), metadata={"value": match.group("count")})]
 
 
-BUSINESS_RULES = (_organisation, _plan, _quantity, _tools)
+_PAY_WITH = re.compile(rf"^{_WE}{ADV}(?:\s+(?:always|usually|normally|mostly|only))?\s+(?:pay|paid|'ll\s+pay|will\s+pay)\s+(?:with|by|via|using|through)\s+(?P<method>.+)$"
+                       rf"|^(?:please\s+)?(?:use|charge|bill)\s+(?P<method2>(?:my|our|the)\s+.+?)\s+(?:as\s+(?:the|my|our)\s+"
+                       r"default|from\s+now\s+on|going\s+forward|for\s+(?:future|all)\s+\w+)\b.*$"
+                       r"|^(?:my|our)\s+(?:default\s+|preferred\s+)?payment\s+(?:method|card)\s+is\s+(?:now\s+)?(?P<method3>.+)$",
+                       re.I)
+_CLOSED_ACCOUNT = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:closed|cancell?ed|deleted|shut)\s+(?:my|our)\s+(?P<what>[A-Z]"
+                             r"[\w.&-]*(?:\s+[A-Z][\w.&-]*)?)\s+account\b.*$")
+
+
+def _payment(ctx: RuleContext, text: str) -> list[Candidate]:
+    """How the customer pays ("I always pay with PayPal", "use my Amex ending 1009 as the default"): one method."""
+    if match := _CLOSED_ACCOUNT.match(text):
+        return [ctx.candidate(ctx.person.sentence(f"closed their {match.group('what')} account"), confidence=0.8,
+                              rule="business.payment.closed", subject="payment_method", tags=("retraction",),
+                              metadata={"value": match.group("what")}, action="delete")]
+    match = _PAY_WITH.match(text)
+    if not match:
+        return []
+    method = cut_value(match.group("method") or match.group("method2") or match.group("method3"),
+                       _TOOL_STOPS - {"with"}, max_words=6)
+    if not method or method.split()[0].lower() in lexicon.DEICTIC_OBJECTS:
+        return []
+    content = rewrite_for_user(text, ctx) if match.group("method") or match.group("method3") else \
+        ctx.person.sentence(f"wants {rewrite_first_person(method, ctx.person, named=True)} used as the default "
+                            f"payment method")
+    return [ctx.candidate(content, memory_type="preference", confidence=0.8,
+                          rule="business.payment", subject="payment_method", tags=("payment",),
+                          metadata={"value": method})]
+
+
+BUSINESS_RULES = (_organisation, _plan, _quantity, _payment, _tools)
