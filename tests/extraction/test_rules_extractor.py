@@ -349,12 +349,18 @@ def test_retraction_is_pinned_to_the_existing_memory_it_retracts():
     assert candidate.target_memory_id == "old-job"
 
 
-def test_retraction_followed_by_new_value_keeps_the_new_value():
+def test_a_new_value_replaces_the_old_one_instead_of_retracting_it():
+    # The new location supersedes the old one (its history says so); a separate delete would only invalidate it.
     candidates = extract("I moved to Berlin. I no longer live in Paris.")
 
-    assert [(candidate.action, candidate.subject) for candidate in candidates] == [
-        ("delete", "location"), ("add", "location")]
-    assert candidates[1].content == "The user moved to Berlin"
+    assert [(candidate.action, candidate.subject) for candidate in candidates] == [("add", "location")]
+    assert candidates[0].content == "The user moved to Berlin"
+
+
+def test_an_explicit_forget_stays_a_delete_next_to_a_new_value():
+    candidates = extract("Please forget my old number, my new one is 07700 900123")
+
+    assert [(candidate.action, candidate.subject) for candidate in candidates] == [("delete", "phone"), ("add", "phone")]
 
 
 # --- Nothing from small talk, questions, hypotheticals ---------------------------------------------------

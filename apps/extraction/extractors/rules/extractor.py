@@ -70,7 +70,8 @@ class RulesExtractor:
         for item in parsed:
             candidates += _message_candidates(item, person)
         candidates = _merge_duplicates(apply_corrections(candidates, existing))
-        return _pin_retractions(pin_replacements(_origin_beside_home(candidates), existing), existing)
+        candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
+        return _pin_retractions(candidates, existing)
 
 
 def _parse(message: ConversationMessage, answers: list[str] = ()) -> _Message:
@@ -209,6 +210,15 @@ def _origin_beside_home(candidates: list[Candidate]) -> list[Candidate]:
             if candidate.metadata["rule"] == "identity.location.from":
                 candidate.subject = "hometown"
     return candidates
+
+
+def _replaced_not_retracted(candidates: list[Candidate]) -> list[Candidate]:
+    """"I've closed my PayPal account, use my Amex from now on": the new value supersedes the old one, so the
+    implicit retraction is dropped. An explicit forget request stays a delete: the user asked for it to go."""
+    added = [candidate.subject for candidate in candidates if candidate.action == "add" and candidate.subject]
+    return [candidate for candidate in candidates
+            if not (candidate.action == "delete" and candidate.subject and candidate.metadata.get("rule") != "retract.forget"
+                    and not candidate.target_memory_id and any(covers(candidate.subject, subject) for subject in added))]
 
 
 def pin_replacements(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
