@@ -12,7 +12,7 @@ from apps.extraction.extractors.rules.text import split_clauses
 
 # What an agent's question asks for, in the order the slots are tried on the answer.
 _SLOT_QUESTIONS = (
-    ("name", re.compile(r"\b(?:your|the\s+account\s+holder's|the\s+patient's)\s+(?:full\s+|first\s+and\s+last\s+)?name"
+    ("name", re.compile(r"\b(?:your|the(?:\s+[\w-]+){0,2}'s|the)\s+(?:full\s+|first\s+and\s+last\s+)?name\b"
                         r"|\bwho\s+(?:am\s+I|I'm)\s+(?:speaking|talking|chatting)\s+(?:to|with)|\bname\s+(?:and|,)"
                         r"|\bwho\s+should\s+(?:we|I|the\s+\w+)\s+(?:contact|call|ask\s+for)|\bname\s+on\s+the\b", re.I)),
     ("email", re.compile(r"\be-?mail(?:\s+address)?\b", re.I)),

@@ -23,8 +23,12 @@ _NAME = re.compile(
     r"|I\s+go\s+by|(?:you\s+can\s+|please\s+|just\s+)*call\s+me|(?P<opening>this\s+is))\s+(?P<value>.+)$",
     re.I,
 )
-_IM_NAME = re.compile(r"^I(?:'m| am) (?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)(?P<rest>(?: here| from .*|,.*)?)$")
-_NAME_HERE = re.compile(r"^(?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}) (?:here|speaking)(?:,\s*(?P<rest>.+))?$")
+_CAP = r"[^\W\d_a-z][\w'-]*"
+_IM_NAME = re.compile(rf"^I(?:'m| am) (?P<value>{_CAP}(?: (?:{_CAP}|de|del|da|di|van|von|la|le|dos|das|bin|al)){{0,4}})"
+                      r"(?P<rest>(?: here| from .*|,.*)?)$")
+_NAME_HERE = re.compile(rf"^(?P<value>{_CAP}(?: {_CAP}){{0,3}}) (?:here|speaking)(?:,\s*(?P<rest>.+))?$")
+_NAME_FIELD = re.compile(rf"(?:^|[,;]\s*|\band\s+)(?:(?:my|the)\s+)?(?:full\s+)?name(?:\s+is|\s*:|\s*-)?\s+"
+                         rf"(?P<value>{_CAP}(?:\s+{_CAP}){{1,4}})\s*$")
 _APPOSITIVE = re.compile(r"^,\s+(?P<role>(?:an?|the)\s+.+?)(?:\s+from\s+(?P<place>.+))?$", re.I)
 _NAME_WORD = re.compile(r"[^\W\d_][\w'.-]*")
 _NAME_FILLERS = frozenset("actually really just simply now".split())
@@ -36,7 +40,9 @@ _NAME_PART_CHANGE = re.compile(
     r"^my\s+(?:new\s+)?(?P<part>sur|last|family|first|given|maiden)\s*name\s+(?:is\s+now|has\s+(?:now\s+)?changed\s+to"
     r"|changed\s+to|is\s+going\s+to\s+be|will\s+be|is|'s)\s+(?P<value>.+)$"
     r"|^I(?:'ve|\s+have)?(?:\s+(?:just|recently|legally|officially))*\s+changed\s+my\s+(?:(?P<part2>sur|last|family|first"
-    r"|given)\s*)?name\s+to\s+(?P<v2>.+)$",
+    r"|given)\s*)?name\s+(?:back\s+)?to\s+(?P<v2>.+)$"
+    r"|^I(?:'ve|\s+have)?\s+(?:gone|went|changed|switched|reverted)\s+back\s+to\s+my\s+(?:maiden|old|previous|birth)"
+    r"\s+(?:sur|last\s+|family\s+)?name,?\s+(?:which\s+is\s+|so\s+it's\s+|it's\s+)?(?P<v3>.+)$",
     re.I,
 )
 
@@ -58,9 +64,15 @@ def stated_name(text: str, *, opening: bool, lowercase: bool = False) -> tuple[s
         if subject == "preferred_name" and not _plausible_name(value, strict=True):
             return None
         return value, subject, 0.7 if match.group("opening") else 0.95 if subject == "name" else 0.85
-    match = _IM_NAME.match(text) or (_NAME_HERE.match(text) if opening else None)
+    match = _IM_NAME.match(text) or _NAME_HERE.match(text)
     if match and _plausible_name(match.group("value"), strict=True):
+        words = match.group("value").split()
+        if match.re is _NAME_HERE and len(words) == 1 and not opening:
+            return None  # "Sunday here is fine" is not a name; "Rafael Duarte Nogueira here" is
         return match.group("value"), "name", 0.75 if opening else 0.6
+    match = _NAME_FIELD.search(text)
+    if match and _plausible_name(match.group("value"), strict=True):
+        return match.group("value"), "name", 0.8
     if opening and (found := opening_name(text)):
         role = found[1] or ""
         head = _ROLE_START.match(role) if role else None
@@ -137,7 +149,7 @@ def _name_change(ctx: RuleContext, text: str) -> list[Candidate]:
     if not match:
         return []
     part = (match.group("part") or match.group("part2") or "").lower()
-    value = _name_value(match.group("value") or match.group("v2"))
+    value = _name_value(match.group("value") or match.group("v2") or match.group("v3"))
     if part == "maiden" or not _plausible_name(value, strict=False):
         return []
     known = (ctx.person.name or "").split()
