@@ -104,6 +104,8 @@ def select(args) -> list[Conversation]:
         conversations = [c for c in conversations if c.domain in args.domain]
     if args.conversation:
         conversations = [c for c in conversations if c.id in args.conversation]
+    if not conversations:
+        raise SystemExit("no conversation is of the domain(s) and id(s) asked for")
     return conversations[: args.limit] if args.limit else conversations
 
 
@@ -140,19 +142,20 @@ class ConversationRun:
 
 
 def post_session(client, run: ConversationRun, number: int, messages, batch_limit: int) -> bool:
-    c = run.conversation
+    """Post one session's messages with the times they were sent, in as few requests as the server takes."""
+    path = session_path(run.conversation, number, "messages")
     for offset in range(0, len(messages), batch_limit):
         body = {
-            "user_id": c.user,
+            "user_id": run.conversation.user,
             "agent_id": AGENT_ID,
             "run_id": RUN_ID,
             "messages": [
-                {"role": m.role, "content": m.text, "seq": offset + index,
-                 "created_at": m.at.astimezone(UTC).isoformat().replace("+00:00", "Z")}
-                for index, m in enumerate(messages[offset: offset + batch_limit])
+                {"role": message.role, "content": message.text, "seq": offset + index,
+                 "created_at": message.at.astimezone(UTC).isoformat().replace("+00:00", "Z")}
+                for index, message in enumerate(messages[offset: offset + batch_limit])
             ],
         }
-        latency, _, error = timed_request(client, "POST", session_path(c, number, "messages"), body, expect_status=202)
+        latency, _, error = timed_request(client, "POST", path, body, expect_status=202)
         run.post_ms.append(latency)
         if error:
             run.failures["post"].append(f"session {number}: {error}")
