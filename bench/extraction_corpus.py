@@ -105,7 +105,7 @@ def _items(raw, where: str) -> tuple[Item, ...]:
     return tuple(items)
 
 
-def _messages(raw, started_at: datetime, where: str, now: datetime) -> tuple[CorpusMessage, ...]:
+def _messages(raw, started_at: datetime, where: str) -> tuple[CorpusMessage, ...]:
     if not isinstance(raw, list) or not raw:
         raise CorpusError(f"{where}: messages must be a non-empty list")
     messages, previous_at, previous_session = [], None, 1
@@ -130,14 +130,12 @@ def _messages(raw, started_at: datetime, where: str, now: datetime) -> tuple[Cor
             sent = _time(message["at"], f"{at}.at")
         else:
             sent = started_at if previous_at is None else previous_at + MESSAGE_GAP
-        if sent > now + FUTURE_TOLERANCE:
-            raise CorpusError(f"{at} is sent at {sent.isoformat()}, in the future: the server refuses it")
         messages.append(CorpusMessage(role=message["role"], text=message["text"], session=session, at=sent))
         previous_at, previous_session = sent, session
     return tuple(messages)
 
 
-def _conversation(raw, *, part: str, domain: str, path: Path, index: int, now: datetime) -> Conversation:
+def _conversation(raw, *, part: str, domain: str, path: Path, index: int) -> Conversation:
     where = f"{path}: conversations[{index}]"
     if not isinstance(raw, dict):
         raise CorpusError(f"{where} must be an object")
@@ -153,7 +151,7 @@ def _conversation(raw, *, part: str, domain: str, path: Path, index: int, now: d
     if not isinstance(raw["user"], str) or not raw["user"].strip():
         raise CorpusError(f"{where}: user must be a non-empty string")
     started_at = _time(raw["started_at"], f"{where}: started_at")
-    messages = _messages(raw["messages"], started_at, where, now)
+    messages = _messages(raw["messages"], started_at, where)
     items = {kind: _items(raw.get(kind, []), f"{where}: {kind}") for kind in ITEM_KINDS}
     said = normalised(" ".join(message.text for message in messages))
     for item in items["forgotten"]:
@@ -164,9 +162,8 @@ def _conversation(raw, *, part: str, domain: str, path: Path, index: int, now: d
                         messages=messages, path=path, **items)
 
 
-def load_file(path: Path, *, part: str, now: datetime | None = None) -> list[Conversation]:
+def load_file(path: Path, *, part: str) -> list[Conversation]:
     """The conversations of one `<part>/<domain>.json`, checked; CorpusError names what is wrong and where."""
-    now = now or datetime.now(UTC)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -178,7 +175,7 @@ def load_file(path: Path, *, part: str, now: datetime | None = None) -> list[Con
         raise CorpusError(f"{path}: domain is {domain!r}; the file of a domain is <part>/<domain>.json")
     if not isinstance(raw["conversations"], list) or not raw["conversations"]:
         raise CorpusError(f"{path}: conversations must be a non-empty list")
-    return [_conversation(item, part=part, domain=domain, path=path, index=index, now=now)
+    return [_conversation(item, part=part, domain=domain, path=path, index=index)
             for index, item in enumerate(raw["conversations"])]
 
 
@@ -197,6 +194,12 @@ def load_corpus(root: Path, *, parts=PARTS) -> list[Conversation]:
                                   f"is also the {attribute} of conversation {seen[value].id!r} in {seen[value].path}")
             seen[value] = conversation
     return conversations
+
+
+def not_yet_sendable(conversations, *, now: datetime | None = None) -> list[Conversation]:
+    """Conversations with a message sent later than the server accepts now (a corpus written ahead of time)."""
+    latest = (now or datetime.now(UTC)) + FUTURE_TOLERANCE
+    return [c for c in conversations if max(message.at for message in c.messages) > latest]
 
 
 # --- Scoring ----------------------------------------------------------------------------------------

@@ -60,7 +60,6 @@ def test_messages_are_timed_and_grouped_into_sessions(tmp_path):
     ({"messages": [{"role": "user", "text": "a", "session": 2}, {"role": "user", "text": "b"}]},
      "messages[1].session is 1 after a message of session 2"),
     ({"started_at": "14 March"}, "started_at is not an ISO 8601 time"),
-    ({"messages": [{"role": "user", "text": "hi", "at": "2999-01-01T00:00:00Z"}]}, "in the future"),
     ({"expect": [["York", 3]]}, "expect[0] must be a string or a non-empty list of strings"),
     ({"allow": ["..."]}, "allow[0] has no letters or digits"),
     ({"forgotten": ["my email"]}, "forgotten item 'my email' is never said"),
@@ -92,13 +91,22 @@ def test_bad_files_and_repeated_ids_are_refused(tmp_path):
     assert [c.id for c in corpus.load_corpus(tmp_path, parts=("held_out",))] == ["telecom-01"]
 
 
+def test_a_conversation_sent_after_now_is_set_aside_not_refused(tmp_path):
+    later = {"role": "user", "text": "hi", "session": 2, "at": "2026-12-01T10:00:00Z"}
+    _write(tmp_path, "dev", "retail", [_conversation(), _conversation(id="retail-02", user="cust-02",
+                                                                      messages=[*_conversation()["messages"], later])])
+    conversations = corpus.load_corpus(tmp_path)
+    assert corpus.not_yet_sendable(conversations, now=datetime(2026, 11, 23, tzinfo=UTC)) == [conversations[1]]
+    assert corpus.not_yet_sendable(conversations, now=datetime(2026, 12, 1, 9, 56, tzinfo=UTC)) == []
+
+
 def _memory(content: str, status: str = "active", date: str = "", source: str = "extraction"):
     return corpus.StoredMemory(id=content, content=content, status=status, source=source, date=date)
 
 
 def _scored(memories, **changes):
     conversation = corpus._conversation(_conversation(**changes), part="dev", domain="retail",
-                                        path=ROOT / "retail.json", index=0, now=datetime.now(UTC))
+                                        path=ROOT / "retail.json", index=0)
     return corpus.score(conversation, memories)
 
 

@@ -103,7 +103,7 @@ QUALITY_CORPUS = "tests/fixtures/extraction_quality"
         ("working_state.py", "working-state", 15, [], []),
         # post messages, flush, list memories, job durations; then the scores of the part's one domain and total
         ("extraction_quality.py", "extraction-quality", 4, ["--corpus", QUALITY_CORPUS],
-         [r"^  dev +retail +2 +\d+% \(\d+/\d+\)", r"^  dev +all +2 +\d+% \(\d+/\d+\)"]),
+         [r"^  dev +retail +2 +[\d.]+% \(\d+/\d+\)", r"^  dev +all +2 +[\d.]+% \(\d+/\d+\)"]),
     ],
 )
 def test_benchmark_runs_at_smoke_size_and_writes_its_section(script, section, phases, options, printed,
