@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-dev migrate seed serve db-stop bench clean
+.PHONY: run test install install-dev migrate seed serve db-stop bench bench-quality clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ db-stop:
 
 bench: install
 	$(BIN)/python bench/search.py $(BENCH_ARGS)
+
+# What the extractor keeps from the corpus in bench/data/extraction, e.g. BENCH_ARGS="--part dev --verbose".
+bench-quality: install
+	$(BIN)/python bench/extraction_quality.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var/staticfiles

@@ -85,25 +85,34 @@ def _stop(process: subprocess.Popen) -> str:
     return output
 
 
+# A corpus of its own for extraction_quality.py (two conversations of a dev part), so the smoke neither waits
+# for nor depends on what bench/data/extraction holds; what the extractor makes of it is not checked.
+QUALITY_CORPUS = "tests/fixtures/extraction_quality"
+
+
 @pytest.mark.parametrize(
-    ("script", "section", "phases"),
+    ("script", "section", "phases", "options", "printed"),
     [
         # 4 search modes at concurrency 1, then bulk ingest
-        ("search.py", "search", 5),
+        ("search.py", "search", 5, [], []),
         # ingest with extraction off, on with the worker stopped, on with it running; lag idle and loaded;
         # throughput
-        ("extraction.py", "extraction", 6),
+        ("extraction.py", "extraction", 6, [], []),
         # at concurrency 2: 3 working-memory PUTs and a GET, scratchpad, 3 checkpoint steps, pause, resume and
         # the cycle, context, terminate; the probe before and during terminate
-        ("working_state.py", "working-state", 15),
+        ("working_state.py", "working-state", 15, [], []),
+        # post messages, flush, list memories, job durations; then the scores of the part's one domain and total
+        ("extraction_quality.py", "extraction-quality", 4, ["--corpus", QUALITY_CORPUS],
+         [r"^  dev +retail +2 +[\d.]+% \(\d+/\d+\)", r"^  dev +all +2 +[\d.]+% \(\d+/\d+\)"]),
     ],
 )
-def test_benchmark_runs_at_smoke_size_and_writes_its_section(script, section, phases, bench_database, tmp_path):
+def test_benchmark_runs_at_smoke_size_and_writes_its_section(script, section, phases, options, printed,
+                                                             bench_database, tmp_path):
     page = tmp_path / "performance.md"
     docs_page = (ROOT / "docs" / "performance.md").read_bytes()
     env = {**os.environ, **database_env(bench_database), "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
-        [sys.executable, f"bench/{script}", "--smoke", "--report", str(page)],
+        [sys.executable, f"bench/{script}", "--smoke", "--report", str(page), *options],
         cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:
@@ -121,8 +130,10 @@ def test_benchmark_runs_at_smoke_size_and_writes_its_section(script, section, ph
         assert result["failed"] == "0", result
         assert all(math.isfinite(float(result[p])) for p in ("p50", "p95")), result
     assert f"{phases} phases, none failed" in output
+    for line in printed:
+        assert re.search(line, output, re.MULTILINE), (line, output[-4000:])
     text = page.read_text()
     assert f"<!-- section:{section} -->" in text and f"<!-- /section:{section} -->" in text
     assert text.index("<!-- /summary -->") < text.index(f"<!-- section:{section} -->")
-    assert re.search(rf"^\| {section} \| .+ \| .+ ms", text, re.MULTILINE), text[:3000]
+    assert re.search(rf"^\| {section} \| .+ \| .+ (ms|%)", text, re.MULTILINE), text[:3000]
     assert (ROOT / "docs" / "performance.md").read_bytes() == docs_page

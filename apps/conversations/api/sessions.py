@@ -44,7 +44,13 @@ class MessageIngestApi(SessionScopedView):
                     "at once (202): durable facts are extracted in the background when the store's trigger is "
                     "due. A message repeated with the same `run_id` and `seq` is stored once, so a retried batch "
                     "is safe. `seqs` gives the session seq of each message sent, in order (a repeat's is the seq "
-                    "it was stored with): a flush with `since_seq` one below the first reports on this batch. A session of another user or a terminated one is a 409; a batch over the limit, a 413.",
+                    "it was stored with): a flush with `since_seq` one below the first reports on this batch. A "
+                    "message's optional `created_at` says when it was sent (default: when it arrives): extraction "
+                    "resolves relative dates (\"next Friday\") against it, so an imported old conversation keeps "
+                    "its dates. A time more than 5 minutes in the future is a 400 naming the message; the times of "
+                    "a batch need not be in order (`seq` is the transcript's order). The session's "
+                    "`last_activity_at`, which idle extraction waits on, is always the arrival time. A session of "
+                    "another user or a terminated one is a 409; a batch over the limit, a 413.",
     )
     def post(self, request, store_name, session_id):
         store = self.get_store()

@@ -26,6 +26,11 @@ class MessageInput(serializers.Serializer):
     seq = StrictIntegerField(required=False, min_value=0, max_value=2**31 - 1, allow_null=True,
                              help_text="Client sequence number within run_id; repeats are ignored.")
     metadata = MetadataField(required=False, default=dict)
+    created_at = serializers.DateTimeField(
+        required=False, allow_null=True, default=None,
+        help_text="When the message was sent (ISO 8601; UTC if no offset); default: when it arrives. Relative "
+                  "dates in it are resolved against this time. At most 5 minutes ahead of the server's clock.",
+    )
 
 
 class IngestInput(serializers.Serializer):

@@ -1,6 +1,7 @@
 """Sessions and message ingest."""
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -9,7 +10,7 @@ from django.utils import timezone
 from apps.conversations.content import normalise_content
 from apps.conversations.models import Message, Session
 from apps.core.admin_log import admin_log_forget
-from apps.core.errors import ConflictError, PayloadTooLargeError
+from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
 from apps.core.identifiers import normalise_identifier
 from apps.extraction import services as extraction_services
 from apps.memories.models import MemoryStore
@@ -21,6 +22,12 @@ class MessageInput:
     content: object  # a string or a list of content blocks, as sent
     seq: int | None = None  # the client's sequence number within its run, for idempotency
     metadata: dict = field(default_factory=dict)
+    created_at: datetime | None = None  # when it was said; None: when it arrives
+
+
+# A client's clock may run a little ahead of ours; a time further ahead is a bug (or a wrong zone), and
+# relative dates ("next Friday") would resolve against it.
+MESSAGE_TIME_SKEW = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,8 @@ def messages_ingest(
     """Store new messages of a session in one transaction, skipping (run_id, seq) pairs already seen.
 
     Creates the session on first use and schedules extraction when the store's trigger says so; the
-    extraction itself runs later in a worker.
+    extraction itself runs later in a worker. A message's `created_at` (when it was said, the reference
+    of its relative dates) defaults to now; the batch's times need not be in order (`seq` is the order).
     """
     limit = settings.MEMORYHUB_MAX_MESSAGES_PER_BATCH
     if len(messages) > limit:
@@ -72,8 +80,14 @@ def messages_ingest(
         normalise_identifier, (session_external_id, user_id, agent_id, run_id)
     )
     prepared = []
+    latest_allowed = timezone.now() + MESSAGE_TIME_SKEW
     for index, message in enumerate(messages):
         blocks, text = normalise_content(message.content, where=f"messages[{index}]")
+        if message.created_at is not None and message.created_at > latest_allowed:
+            field_name = f"messages[{index}].created_at"
+            problem = f"{message.created_at.isoformat()} is more than 5 minutes in the future."
+            raise ApplicationError(f"{field_name}: {problem}", code="validation_error",
+                                   details={field_name: [problem]})
         prepared.append((message, blocks, text))
 
     with transaction.atomic():
@@ -121,7 +135,7 @@ def messages_ingest(
                     client_run_id=run_id if message.seq is not None else "",
                     client_seq=message.seq,
                     metadata=message.metadata,
-                    created_at=now,
+                    created_at=message.created_at or now,
                 )
             )
             user_turns += message.role == Message.Role.USER
@@ -130,6 +144,7 @@ def messages_ingest(
             session.last_seq = next_seq
             session.message_count += len(new_rows)
             session.unscheduled_user_turns += user_turns
+            # Arrival, not the messages' own times: an imported old conversation is not an idle session.
             session.last_activity_at = now
             if agent_id and not session.agent_id:
                 session.agent_id = agent_id

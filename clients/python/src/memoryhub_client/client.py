@@ -165,12 +165,13 @@ class Sessions(_Resource):
         agent_id: str = "",
         metadata: Mapping[str, Any] | None = None,
     ) -> IngestResult:
-        """Send messages ({"role", "content", "seq"?, "metadata"?}); the server extracts in the background.
+        """Send messages ({"role", "content", "seq"?, "metadata"?, "created_at"?}); extracted in the background.
 
         With a `run_id` each message gets a seq (see `RunSequences`) and the call is retried safely: the
         server stores a repeated (run_id, seq) once. Use a new run_id (uuid4) for each run of a
         conversation: the seqs this client fills in start at 0 for a run it has not seen, so a run_id
-        reused by another process or client would make its messages look like repeats.
+        reused by another process or client would make its messages look like repeats. `created_at` (an
+        ISO 8601 string) is when a message was sent, for importing old conversations; default: on arrival.
         """
         filled = self._sequences.fill(store, session_id, run_id, messages)
         return self._run(_api.messages_add(store, session_id, user_id=user_id, messages=filled, run_id=run_id,
