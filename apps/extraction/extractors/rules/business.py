@@ -63,6 +63,8 @@ _MY_PLAN = re.compile(rf"^(?:my|our)\s+(?:current\s+|new\s+)?(?P<product>[\w-]+\
 _UPGRADED_TO = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:upgraded|downgraded|switched|moved|changed)\s+(?:our\s+|my"
                           rf"\s+|the\s+)?(?:{_PLAN_NOUNS})?\s*to\s+(?:the\s+|a\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+)"
                           r"{0,3}?)(?:\s+(?:plan|tier|package|subscription|edition|level))?(?P<rest>(?:[\s,].*)?)$", re.I)
+_NOT_IN_PLAN_NAME = frozenset("about with for to on regarding re my our your their his her question questions problem "
+                              "issue issues query help".split())
 _NOT_PLAN_NAMES = frozenset("same old new current other different cheaper cheapest better basic-ish this that which what "
                             "your a an the my our monthly annual yearly".split())
 # "our broadband package", "my mobile plan": the product the plan is for, so two products keep two plans.
@@ -79,6 +81,8 @@ def _plan_value(raw: str) -> str | None:
     value = " ".join(words).strip(" ,.")
     if not value or value.lower() in _NOT_PLAN_NAMES or words[0].lower() in lexicon.DEICTIC_OBJECTS:
         return None
+    if _NOT_IN_PLAN_NAME.intersection(word.lower() for word in words):
+        return None  # "I have a question about my health plan"
     return value
 
 

@@ -63,6 +63,7 @@ def stated_name(text: str, *, opening: bool, lowercase: bool = False) -> tuple[s
         subject = "preferred_name" if ("call me" in lowered or "go by" in lowered) else "name"
         if subject == "preferred_name" and not _plausible_name(value, strict=True):
             return None
+        value = _capitalise_name(value) if value.islower() else value
         return value, subject, 0.7 if match.group("opening") else 0.95 if subject == "name" else 0.85
     match = _IM_NAME.match(text) or _NAME_HERE.match(text)
     if match and _plausible_name(match.group("value"), strict=True):
@@ -118,8 +119,7 @@ def _name_value(raw: str) -> str:
         kept.append(word)
     while kept and kept[-1].lower() in NAME_PARTICLES:
         kept.pop()
-    value = " ".join(kept)
-    return _capitalise_name(value) if value.islower() else value
+    return " ".join(kept)
 
 
 def _capitalise_name(value: str) -> str:
@@ -152,6 +152,7 @@ def _name_change(ctx: RuleContext, text: str) -> list[Candidate]:
     value = _name_value(match.group("value") or match.group("v2") or match.group("v3"))
     if part == "maiden" or not _plausible_name(value, strict=False):
         return []
+    value = _capitalise_name(value) if value.islower() else value
     known = (ctx.person.name or "").split()
     if part in ("sur", "last", "family"):
         full = " ".join(known[:-1] + value.split()) if len(known) >= 2 else (
