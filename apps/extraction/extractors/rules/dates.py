@@ -251,3 +251,49 @@ def _relative_unit(which: str, unit: str, reference: date) -> tuple[date, None, 
     if unit == "month":
         return _add_months(reference.replace(day=1), step), None, "month"
     return date(reference.year + step, 1, 1), None, "year"
+
+
+# --- The resolved date in a memory's content -------------------------------------------------------------
+_YEAR_IN_PHRASE = re.compile(r"\b(?:19|20)\d{2}\b")
+
+
+def resolved_date_note(metadata: dict) -> str | None:
+    """How a resolved date reads in content: "2026-03-20", "2026-08-01 to 2026-08-15", "2026-04" (a month),
+    "week of 2026-03-16"; None when nothing was resolved. `metadata` is DateMention.metadata()."""
+    day = metadata.get("date")
+    if not day:
+        return None
+    precision = metadata.get("date_precision", "day")
+    phrase = str(metadata.get("date_text", "")).lower()
+    if precision == "month":
+        return day[:7]
+    if precision == "year":
+        return day[:4]
+    if precision == "week" and "weekend" not in phrase:
+        return f"week of {day}"
+    end = metadata.get("date_end")
+    return f"{day} to {end}" if end and end != day else day
+
+
+def with_resolved_date(content: str, metadata: dict) -> str:
+    """`content` with the date its phrase resolves to right after the phrase: "... lease ends on 30 June
+    (2026-06-30)", "... next Friday (2026-03-20)".
+
+    Unchanged when nothing was resolved, when the phrase already carries its year ("3 March 2026", "2026-03-03"),
+    when the phrase is not in the content, or when the date is already there (so calling it twice is harmless).
+    `metadata` is a candidate's metadata holding DateMention.metadata(). Every rule that keeps a date phrase in
+    its content goes through here (the rules extractor applies it to all its candidates).
+    """
+    phrase = metadata.get("date_text")
+    note = resolved_date_note(metadata)
+    if not phrase or not note or _YEAR_IN_PHRASE.search(phrase):
+        return content
+    index = content.find(phrase)
+    if index < 0:
+        index = content.lower().find(phrase.lower())
+    if index < 0:
+        return content
+    end = index + len(phrase)
+    if f"({note})" in content:
+        return content
+    return f"{content[:end]} ({note}){content[end:]}"

@@ -9,12 +9,20 @@ from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.corrections import apply_corrections, correction
+from apps.extraction.extractors.rules.dates import with_resolved_date
 from apps.extraction.extractors.rules.dialogue import agent_statement_as_customer, requested_slots, slot_statements
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
 from apps.extraction.extractors.rules.person import Person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
-from apps.extraction.extractors.rules.support import contacts, identifiers, key_value_line, outcomes, record_name
+from apps.extraction.extractors.rules.support import (
+    contacts,
+    identifiers,
+    key_value_line,
+    outcomes,
+    record_name,
+    support_clause,
+)
 from apps.extraction.extractors.rules.text import (
     MAX_CLAUSE_CHARS,
     Clause,
@@ -69,6 +77,7 @@ class RulesExtractor:
         candidates: list[Candidate] = []
         for item in parsed:
             candidates += _message_candidates(item, person)
+        _add_resolved_dates(candidates)
         candidates = _merge_duplicates(apply_corrections(candidates, existing))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
         return _pin_retractions(candidates, existing)
@@ -174,6 +183,9 @@ def _user_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     if retracted:
         return retracted + ids  # "My email is no longer a@b.com" retracts the address, it does not state it
     incidental = ids + contacts(clause, ctx)
+    reaching = support_clause(clause, ctx)  # contacts, addresses, contact preferences: before the general rules
+    if reaching:
+        return reaching + incidental
     if clause.question or clause.uncertain:
         return incidental
     for rule in USER_FACT_RULES:
@@ -181,6 +193,13 @@ def _user_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         if stated:
             return stated + incidental
     return incidental
+
+
+def _add_resolved_dates(candidates: list[Candidate]) -> None:
+    """A kept date phrase is followed by the date it resolves to: "... next Friday (2026-03-20)"."""
+    for candidate in candidates:
+        if candidate.action != "delete":
+            candidate.content = with_resolved_date(candidate.content, candidate.metadata)
 
 
 def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:

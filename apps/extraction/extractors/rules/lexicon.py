@@ -162,3 +162,50 @@ DEVICE_KINDS = {
     **dict.fromkeys("boiler heat-pump".split(), "boiler"),
     **dict.fromkeys("wheelchair".split(), "wheelchair"),
 }
+
+# --- Support: the user's contacts, contact channels, addresses (support.py and the modules it uses) ------------
+
+# "my assistant Tom books my travel": relation word -> (relation, whether the user has one at a time). Someone the
+# user has one of (an assistant, a spouse) keeps one subject, so a new one replaces the old; colleagues, children
+# and friends are told apart by name.
+CONTACT_RELATIONS = {
+    "wife": ("wife", True), "husband": ("husband", True), "partner": ("partner", True),
+    "spouse": ("spouse", True), "fiance": ("fiance", True), "fiancé": ("fiance", True), "fiancee": ("fiancee", True),
+    "fiancée": ("fiancee", True), "girlfriend": ("girlfriend", True), "boyfriend": ("boyfriend", True),
+    "assistant": ("assistant", True), "pa": ("assistant", True), "secretary": ("secretary", True),
+    "accountant": ("accountant", True), "bookkeeper": ("bookkeeper", True), "lawyer": ("lawyer", True),
+    "solicitor": ("solicitor", True), "attorney": ("attorney", True), "manager": ("manager", True),
+    "boss": ("boss", True), "carer": ("carer", True), "caregiver": ("caregiver", True),
+    "landlord": ("landlord", True), "landlady": ("landlord", True), "agent": ("agent", True),
+    "advisor": ("adviser", True), "adviser": ("adviser", True), "guardian": ("guardian", True),
+    "mother": ("mother", True), "mum": ("mother", True), "mom": ("mother", True), "father": ("father", True),
+    "dad": ("father", True), "colleague": ("colleague", False), "coworker": ("colleague", False),
+    "co-worker": ("colleague", False), "son": ("son", False), "daughter": ("daughter", False),
+    "brother": ("brother", False), "sister": ("sister", False), "friend": ("friend", False),
+    "neighbour": ("neighbour", False), "neighbor": ("neighbour", False), "flatmate": ("flatmate", False),
+    "roommate": ("flatmate", False), "housemate": ("flatmate", False), "child": ("child", False),
+    "kid": ("child", False), "parent": ("parent", False), "tenant": ("tenant", False),
+    "employee": ("employee", False), "cousin": ("cousin", False), "aunt": ("aunt", False),
+    "uncle": ("uncle", False), "nephew": ("nephew", False), "niece": ("niece", False),
+    "grandmother": ("grandmother", False), "grandfather": ("grandfather", False), "grandma": ("grandmother", False),
+    "grandpa": ("grandfather", False), "teammate": ("colleague", False),
+}
+# Words that may stand before a relation word: "my personal assistant", "my business partner".
+CONTACT_RELATION_MODIFIERS = _words(
+    "personal executive virtual office finance financial line account business legal tax care "
+    "elder older eldest younger youngest little big new current old former"
+)
+# Relations whose name the user states as a family fact ("my wife's name is Sara", facts.py), not as a contact.
+FAMILY_RELATIONS = _words(
+    "wife husband partner spouse fiance fiancee girlfriend boyfriend mother father son daughter brother sister "
+    "child parent cousin aunt uncle nephew niece grandmother grandfather"
+)
+
+# Street-type words that make a capitalised phrase an address ("4 Harbour Road", "Rue de Rivoli").
+STREET_WORDS = _words(
+    "road rd street st avenue ave av lane ln drive dr way boulevard blvd place pl square sq court ct close "
+    "crescent cres terrace row gardens park hill quay wharf parade mews grove walk highway hwy route rte "
+    "rue calle via strasse straße str platz weg avenida rua plaza piazza plein gasse laan straat vej gata "
+    "estate industrial building house tower centre center floor suite unit apartment apt flat"
+)
+

@@ -1,152 +1,51 @@
-"""Customer-support facts: identifiers (orders, tickets, transactions), contact details, and outcomes such as
-refunds, replacements and opened tickets, from any role."""
+"""Customer-support facts: identifiers, the user's contact details, addresses and contacts, how to reach them, and
+outcomes such as refunds, replacements, bookings and opened tickets.
+
+The readers live in their own modules (identifiers, contacts, addresses, people); this one holds what support did
+(outcomes and "Issue: / Resolution:" lines) and `support_clause`, the user-clause hook the extractor runs before
+the general fact rules.
+"""
 
 import re
 
 from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules.addresses import address_value, addresses
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contact_preferences, contacts
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
+from apps.extraction.extractors.rules.identifiers import identifier_kind, identifiers
+from apps.extraction.extractors.rules.people import people
 from apps.extraction.extractors.rules.person import rewrite_first_person, rewrite_second_person
+from apps.extraction.extractors.rules.subjects import address_subject, email_subject, phone_subject
 from apps.extraction.extractors.rules.text import Clause
 
-# --- Identifiers ---------------------------------------------------------------------------------------
-_KINDS = {
-    "order": "order", "purchase": "order", "invoice": "invoice", "ticket": "ticket", "case": "case",
-    "transaction": "transaction", "txn": "transaction", "account": "account", "acct": "account",
-    "booking": "booking", "reservation": "booking", "confirmation": "confirmation", "tracking": "tracking",
-    "reference": "reference", "ref": "reference", "customer": "customer", "subscription": "subscription",
-    "claim": "claim", "policy": "policy", "receipt": "receipt", "rma": "rma", "membership": "membership",
-    "member": "membership", "shipment": "shipment", "refund": "refund", "payment": "payment",
-    "contract": "contract", "serial": "serial", "incident": "incident", "request": "request", "pnr": "booking",
-}
-_LABELS = {
-    "transaction": "transaction ID", "tracking": "tracking number", "customer": "customer ID",
-    "confirmation": "confirmation number", "membership": "membership number", "serial": "serial number",
-    "rma": "RMA", "reference": "reference", "account": "account number",
-}
-_PREFIXES = {
-    "TXN": "transaction", "TX": "transaction", "INV": "invoice", "ORD": "order", "ORDER": "order", "TKT": "ticket",
-    "TCK": "ticket", "TICKET": "ticket", "CASE": "case", "REF": "reference", "ACC": "account", "ACCT": "account",
-    "BKG": "booking", "RMA": "rma", "CUST": "customer", "SUB": "subscription", "INC": "incident", "REQ": "request",
-    "CLM": "claim", "RCPT": "receipt",
-}
-_KIND_WORDS = "|".join(sorted(_KINDS, key=len, reverse=True))
-_ID = rf"(?!(?:{_KIND_WORDS})s?\b)#?[A-Za-z0-9][A-Za-z0-9_-]*"
-_IDENTIFIER = re.compile(
-    rf"\b(?P<kind>{_KIND_WORDS})s?\b(?P<qual>(?:\s*(?:numbers?|num|nr|nos\.?|no\.?|ids?|codes?|references?|refs?))*)"
-    rf"\s*(?:(?:is|was|are|were)\s+|[:=]\s*|-\s+)?(?P<ids>{_ID}(?:(?:\s*,\s*(?:and\s+|&\s+)?|\s+(?:and|&|or)\s+"
-    rf"|\s*/\s*){_ID})*)",
-    re.I,
-)
-_PREFIXED = re.compile(rf"\b(?P<prefix>{'|'.join(sorted(_PREFIXES, key=len, reverse=True))})[-_#]?\d[\w-]*\b")
-_ID_SEPARATOR = re.compile(r"\s*(?:,\s*(?:and\s+|&\s+)?|\s(?:and|&|or)\s|/)\s*", re.I)
-_EXAMPLE = re.compile(r"\b(?:example|e\.g\.|for\s+instance|such\s+as|format|looks\s+like|like\s+this)\b", re.I)
-_DATE_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}(?:am|pm)|\d+(?:st|nd|rd|th|s|min|mins|h|hrs?|days?|k)", re.I)
+__all__ = ["EMAIL", "PHONE", "contacts", "identifier_kind", "identifiers", "key_value_line", "outcomes",
+           "record_name", "support_clause"]
+
+_POLITE_WISH = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:like|prefer|rather|love)\b", re.I)
 
 
-def identifier_kind(words: str) -> str | None:
-    """The identifier kind a word names ("loyalty" -> None unless it is a kind, "booking" -> "booking")."""
-    return _KINDS.get(" ".join(words.lower().split()))
-
-
-def _luhn(digits: str) -> bool:
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = int(char) * (2 if index % 2 else 1)
-        total += value - 9 if value > 9 else value
-    return total % 10 == 0
-
-
-def _valid_id(raw: str) -> bool:
-    core = raw.lstrip("#")
-    if not core or not any(char.isdigit() for char in core) or _DATE_LIKE.fullmatch(core):
-        return False
-    if core.isdigit() and 13 <= len(core) <= 19 and _luhn(core):
-        return False  # looks like a payment card number: never stored
-    return len(core) >= 3 or raw.startswith("#")
-
-
-def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Candidate]:
-    """One candidate per identifier, kept verbatim: "TXN001, TXN002" are two facts that never supersede each other."""
-    if _EXAMPLE.search(text):
-        return []  # "an order number looks like ORD-1234"
-    found: dict[tuple[str, str], str] = {}
-    for match in _IDENTIFIER.finditer(text):
-        kind = _KINDS[match.group("kind").lower()]
-        for raw in _ID_SEPARATOR.split(match.group("ids")):
-            raw = raw.strip()
-            if not _valid_id(raw):
-                break
-            found.setdefault((kind, raw.lstrip("#")), raw)
-    prefixed = []
-    for match in _PREFIXED.finditer(text):
-        raw = match.group(0)
-        if not any(core == raw for _, core in found) and _valid_id(raw):
-            prefixed.append((_PREFIXES[match.group("prefix")], raw))
-    candidates = [_identifier(ctx, kind, core, raw, confidence) for (kind, core), raw in found.items()]
-    return candidates + [_identifier(ctx, kind, raw, raw, confidence - 0.15) for kind, raw in prefixed]
-
-
-def _identifier(ctx: RuleContext, kind: str, core: str, raw: str, confidence: float) -> Candidate:
-    metadata = {"kind": kind, "identifier": core}
-    tags = ["identifier"]
-    if kind in ("account", "customer", "membership"):
-        metadata["pii"] = True
-        tags.append("pii")
-    label = _LABELS.get(kind, kind)
-    return ctx.candidate(ctx.person.sentence(f"has {label} {raw}"), confidence=confidence, rule=f"identifier.{kind}",
-                         subject=f"identifier:{kind}:{core}", tags=tuple(tags), metadata=metadata)
-
-
-# --- Contact details (the user's own) ------------------------------------------------------------------
-EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
-PHONE = re.compile(r"(?<![\w+(])(?:\+|\()?\d[\d\s().-]{5,18}\d(?!\w)")
-_OWN_EMAIL = re.compile(r"\bmy\s+(?:\w+\s+)?e-?mail\b|\be-?mail\s+me\b|\b(?:reach|contact)\s+me\b|\bit's\b|^e-?mail\b",
-                        re.I)
-_THIRD_PARTY = re.compile(r"\b(?:his|her|their|its)\s+(?:\w+\s+)?(?:e-?mail|phone|number|mobile|cell)\b"
-                          r"|\b\w+'s\s+(?:\w+\s+)?(?:e-?mail|phone|number|mobile|cell)\b"
-                          r"|\b(?:cc|forward|send\s+it\s+to)\b", re.I)
-_REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+you|please)\b", re.I)
-_PHONE_CONTEXT = re.compile(r"\b(?:phone|mobile|cell|cellphone|telephone|tel|whatsapp|call\s+me|text\s+me|reach\s+me"
-                            r"|ring\s+me|my\s+number|number\s+is|contact\s+number)\b", re.I)
-
-
-def contacts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
+def support_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
+    """What a user clause says about reaching the user: one of their contacts, an address, or how and when to
+    contact them. Read before the general fact rules, which would take "my wife Sara is the account holder" or
+    "please don't call me" for something else; [] leaves the clause to them."""
     text = clause.text
-    if _THIRD_PARTY.search(text) or clause.uncertain:
-        return []
-    found = []
-    person = ctx.person
-    if clause.question and not _REQUEST.match(text):
-        return []  # "Is my email alice@example.com?" asks, it does not tell
-    for match in EMAIL.finditer(text):
-        email = match.group(0)
-        if _OWN_EMAIL.search(text) or text.strip(" .") == email:
-            found.append(ctx.candidate(f"{person.possessive} email address is {email}", confidence=0.95,
-                                       rule="contact.email", subject="email", tags=("pii", "contact"),
-                                       metadata={"pii": True}))
-        else:  # "send the receipt to finance@acme.com": maybe not theirs, so it must not replace their address
-            found.append(ctx.candidate(person.sentence(f"gave the email address {email}"), confidence=0.6,
-                                       rule="contact.email_mentioned", tags=("pii", "contact"),
-                                       metadata={"pii": True}))
-    if _PHONE_CONTEXT.search(text):
-        for match in PHONE.finditer(text):
-            number = match.group(0).strip()
-            digits = sum(char.isdigit() for char in number)
-            if 7 <= digits <= 15 and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", number):
-                found.append(ctx.candidate(f"{person.possessive} phone number is {number}", confidence=0.9,
-                                           rule="contact.phone", subject="phone", tags=("pii", "contact"),
-                                           metadata={"pii": True}))
-    return found
+    if clause.uncertain and not _POLITE_WISH.match(text):
+        return contact_preferences(clause, ctx)
+    return (people(text, ctx, question=clause.question) or addresses(text, ctx, question=clause.question)
+            or contact_preferences(clause, ctx))
 
 
 # --- Outcomes: what support did ------------------------------------------------------------------------
 _AMOUNT = re.compile(r"[$€£¥₹]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|CAD|AUD|dollars?|euros?"
                      r"|pounds?|bucks)\b|\b(?:USD|EUR|GBP|CAD|AUD)\s?\d[\d,]*(?:\.\d+)?")
 _DONE = ("opened|created|filed|raised|logged|submitted|escalated|issued|processed|initiated|refunded|credited"
-         "|applied|sent|shipped|dispatched|arranged|ordered|scheduled|booked|cancell?ed|canceled|reset|updated"
-         "|changed|reactivated|unlocked|upgraded|downgraded|waived|reversed|removed|added|approved|replaced"
-         "|resolved|closed|confirmed|requested|generated|emailed|mailed|posted|reissued|restored|extended")
+         "|applied|sent|shipped|dispatched|arranged|ordered|scheduled|rescheduled|booked|cancell?ed|canceled|reset"
+         "|updated|changed|reactivated|unlocked|upgraded|downgraded|waived|reversed|removed|added|approved|replaced"
+         "|resolved|closed|confirmed|requested|generated|emailed|mailed|posted|reissued|restored|extended"
+         "|authori[sz]ed|activated|deactivated|paid|completed|set\\s+up|sent\\s+out|moved|transferred|renewed")
+# Verbs that put the customer in a calendar: with a date they matter on their own ("I've booked you in for Tuesday").
+_SCHEDULING = frozenset("arranged scheduled rescheduled booked moved confirmed".split())
 _ACTOR_DID = re.compile(
     rf"^(?P<actor>I|we)(?:'ve|\s+have|'d|\s+had)?(?P<adv>(?:\s+(?:just|already|now|also|successfully|gone\s+ahead\s+and"
     rf"|went\s+ahead\s+and))*)\s+(?P<verb>{_DONE})\b(?P<rest>.*)$",
@@ -157,26 +56,44 @@ _PASSIVE = re.compile(
     rf"|fully)\s+)*(?P<verb>{_DONE})\b(?P<rest>.*)$",
     re.I,
 )
-_HEADLINE = re.compile(rf"^(?:a\s+|the\s+|your\s+)?(?:full\s+|partial\s+)?(?P<noun>refund|replacement|credit|ticket"
-                       rf"|case|voucher|return\s+label|exchange)\b(?P<mid>.{{0,60}}?)\s(?P<verb>{_DONE})\b"
-                       rf"(?P<rest>.*)$", re.I)
+_OUTCOME_NOUNS = (r"refund|replacement|credit|ticket|case|voucher|return\s+label|exchange|visit|appointment|callback"
+                  r"|call[\s-]?back|collection|pick-?up|delivery|repair|installation|cancellation|booking|escalation"
+                  r"|compensation|reimbursement|payment|order|claim|engineer|technician")
+# "Refund of €40 issued", "Engineer visit scheduled for next Monday": a result written as a headline.
+_HEADLINE = re.compile(rf"^(?:(?:a|an|the|your)\s+)?(?:(?:full|partial|new|free|courtesy|goodwill|one-off|home|site"
+                       rf"|follow-up|engineer|technician|return|replacement)\s+){{0,2}}(?P<noun>{_OUTCOME_NOUNS})s?\b"
+                       rf"(?P<mid>.{{0,60}}?)\s(?P<verb>{_DONE})\b(?P<rest>.*)$", re.I)
+# "An engineer will visit next Monday", "Your refund will be processed by Friday": arranged, with a date.
+_ARRANGED = re.compile(
+    rf"^(?:(?:a|an|the|your)\s+)?(?:[\w-]+\s+){{0,2}}?(?P<noun>{_OUTCOME_NOUNS}|courier|driver|parcel|package)s?"
+    r"\s+(?:will|is\s+(?:due|scheduled|booked|set)\s+to|are\s+(?:due|scheduled)\s+to)\s+(?:be\s+)?"
+    r"(?P<verb>arrive|visit|call|come|delivered|processed|credited|refunded|dispatched|shipped|collected|reach|back"
+    r"|with\s+you|in\s+touch|returned|issued|applied|completed|sent)\b(?P<rest>.*)$",
+    re.I,
+)
+# "I'll call you back tomorrow at 3pm": a dated promise to the customer.
+_PROMISE = re.compile(r"^(?:I|we)(?:'ll|\s+will)\s+(?:(?:personally|also)\s+)?(?P<verb>call|ring|phone|email|e-mail"
+                      r"|contact|text|follow\s+up\s+with|get\s+back\s+to|update)\s+you\b(?P<rest>.*)$", re.I)
 _SUPPORT_NOUNS = re.compile(
     r"\b(?:ticket|case|refund|replacement|order|subscription|account|credit|voucher|coupon|discount|password|charge"
-    r"|payment|invoice|shipment|package|parcel|exchange|return|label|technician|appointment|fee|booking|reservation"
-    r"|claim|request|plan|device|item|card|address|warranty|RMA|escalat\w*)\b",
+    r"|payment|invoice|shipment|package|parcel|exchange|return|label|technician|engineer|appointment|visit|callback"
+    r"|fee|booking|reservation|claim|request|plan|device|item|card|address|warranty|RMA|repair|installation"
+    r"|collection|delivery|escalat\w*)\b",
     re.I,
 )
 _NOT_DONE = re.compile(r"n't\b|\b(?:not|never|no\s+longer|unable|cannot|yet\s+to|will|would|should|may|might"
-                       r"|going\s+to|once|if|when|unless)\b", re.I)
+                       r"|going\s+to|once|if|when|unless|can|could)\b", re.I)
 _KIND_OF_ACTION = (
     ("refund", re.compile(r"\brefund", re.I)),
     ("replacement", re.compile(r"\breplace", re.I)),
     ("escalation", re.compile(r"\bescalat", re.I)),
     ("cancellation", re.compile(r"\bcancel", re.I)),
     ("ticket", re.compile(r"\b(?:ticket|case)\b", re.I)),
-    ("credit", re.compile(r"\b(?:credit|voucher|coupon|discount|waived)", re.I)),
+    ("credit", re.compile(r"\b(?:credit|voucher|coupon|discount|waived|compensation)", re.I)),
     ("account", re.compile(r"\b(?:reset|unlocked|reactivated|password)", re.I)),
-    ("shipment", re.compile(r"\b(?:shipped|dispatched|sent|shipment|tracking)", re.I)),
+    ("appointment", re.compile(r"\b(?:visit|appointment|booked|scheduled|rescheduled|engineer|technician|callback"
+                               r"|call\s+(?:you\s+)?back|installation|repair)", re.I)),
+    ("shipment", re.compile(r"\b(?:shipped|dispatched|sent|shipment|tracking|delivery|courier|collection)", re.I)),
     ("resolution", re.compile(r"\b(?:resolved|closed)", re.I)),
 )
 
@@ -197,36 +114,58 @@ def _outcome(ctx: RuleContext, content: str, text: str, rule: str, confidence: f
                          metadata=metadata)
 
 
+def _dated(text: str) -> bool:
+    return any(not mention.past for mention in find_dates(text, None))
+
+
 def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
-    """A completed support action in an assistant, system or tool message ("I've opened ticket #4521 for you")."""
+    """A completed or firmly arranged support action in an assistant, system or tool message ("I've opened ticket
+    #4521 for you", "I've booked you in for Tuesday 14 May", "an engineer will visit next Monday"). Procedure talk
+    ("let me check"), offers ("I can issue a refund if ...") and questions give nothing."""
     text, person = clause.text, ctx.person
     if clause.question or clause.uncertain:
         return []
     if match := _ACTOR_DID.match(text):
-        if _NOT_DONE.search(match.group("adv")) or not (_SUPPORT_NOUNS.search(text) or _AMOUNT.search(text)):
+        verb = " ".join(match.group("verb").lower().split())
+        scheduled = verb in _SCHEDULING and _dated(text)
+        if _NOT_DONE.search(match.group("adv")) or not (
+                _SUPPORT_NOUNS.search(text) or _AMOUNT.search(text) or scheduled):
             return []
         actor = "The assistant" if match.group("actor").lower() == "i" else "Support"
         adverbs = re.sub(r"\s+(?:gone|went)\s+ahead\s+and", "", match.group("adv"))
-        rest = rewrite_second_person(match.group("rest"), person)
-        content = f"{actor}{adverbs} {match.group('verb').lower()}{rest}"
+        # Rewritten after the verb, so "you" reads as its object ("booked you in"), not a new subject.
+        rest = rewrite_second_person(f"{verb}{match.group('rest')}", person)[len(verb):]
+        content = f"{actor}{adverbs} {verb}{rest}"
         return [_outcome(ctx, content, text, "support.outcome.action", 0.85)]
+    if (match := _PROMISE.match(text)) and _dated(match.group("rest")):
+        actor = "The assistant" if text[:1].lower() == "i" else "Support"
+        verb = " ".join(match.group("verb").lower().split())
+        rest = rewrite_second_person(f"{verb} you{match.group('rest')}", person)[len(verb):]
+        return [_outcome(ctx, f"{actor} will {verb}{rest}", text, "support.outcome.promise", 0.75)]
+    if (match := _ARRANGED.match(text)) and _dated(text):
+        return [_outcome(ctx, _support_update(text, person), text, "support.outcome.arranged", 0.75)]
     match = _PASSIVE.match(text) or _HEADLINE.match(text)
     if not match:
         return []
     before_verb = text[:match.start("verb")]
     if _NOT_DONE.search(before_verb) or not (_SUPPORT_NOUNS.search(text) or _AMOUNT.search(text)):
         return []
+    return [_outcome(ctx, _support_update(text, person), text, "support.outcome.result", 0.8)]
+
+
+def _support_update(text: str, person) -> str:
     rewritten = rewrite_second_person(text, person)
     if person.label.casefold() not in rewritten.casefold():
         rewritten = f"Support update for {person.label}: {rewritten}"
-    return [_outcome(ctx, rewritten, text, "support.outcome.result", 0.8)]
+    return rewritten
 
 
 # --- "Issue: ..." / "Resolution: ..." lines (any role) and CRM-style lines (system/tool) -------------------
 _KEY_VALUE = re.compile(
     r"^\s*(?:[-*\u2022]\s*)?(?P<key>issue|problem|complaint|reason\s+for\s+contact|resolution|resolved|outcome"
     r"|actions?\s+taken|next\s+steps?|follow[- ]up|status|summary|root\s+cause|fix|refund|customer\s+name|name|e-?mail"
-    r"|phone(?:\s+number)?|mobile)\s*:\s*(?P<value>\S.*)$",
+    r"|phone(?:\s+number)?|mobile(?:\s+number)?|(?:work|home|office)\s+(?:phone|number)(?:\s+number)?|landline"
+    r"|work\s+e-?mail|(?:(?:home|shipping|delivery|billing|postal|mailing|office|work)\s+)?address)\s*:\s*(?P<value>\S.*)$",
     re.I,
 )
 _CASE_TEMPLATES = {
@@ -240,6 +179,8 @@ _CASE_TEMPLATES = {
     "follow up": "Follow-up for {label}: {value}", "status": "Status of {possessive} case: {value}",
     "root cause": "Root cause of {possessive} issue: {value}", "summary": "Support summary for {label}: {value}",
 }
+_RECORD_ADDRESS_KINDS = {"shipping": "shipping", "delivery": "shipping", "billing": "billing", "office": "office",
+                         "work": "office"}
 _CASE_KINDS = {"issue": "issue", "problem": "issue", "complaint": "issue", "reason for contact": "issue",
                "status": "status", "root cause": "root_cause", "summary": "summary"}
 
@@ -265,12 +206,23 @@ def key_value_line(line: str, ctx: RuleContext) -> list[Candidate] | None:
     if key in ("customer name", "name"):
         return [ctx.candidate(f"The user's name is {value}", confidence=0.85, rule="record.name", subject="name",
                               tags=("identity",), metadata={"value": value})]
-    if key.replace("-", "") == "email" and EMAIL.fullmatch(value):
-        return [ctx.candidate(f"{person.possessive} email address is {value}", confidence=0.9, rule="record.email",
-                              subject="email", tags=("pii", "contact"), metadata={"pii": True})]
+    if key.replace("-", "") in ("email", "work email") and EMAIL.fullmatch(value):
+        kind = "work" if key.startswith("work") else None
+        label = "work email address" if kind else "email address"
+        return [ctx.candidate(f"{person.possessive} {label} is {value}", confidence=0.9, rule="record.email",
+                              subject=email_subject(kind), tags=("pii", "contact"), metadata={"pii": True})]
+    if key.endswith("address"):
+        kind = _RECORD_ADDRESS_KINDS.get(key.split()[0], "home")
+        address = address_value(value)
+        return [ctx.candidate(f"{person.possessive} {'office' if kind == 'office' else kind} address is {address}",
+                              confidence=0.85, rule="record.address", subject=address_subject(kind),
+                              tags=("pii", "contact", "address"), metadata={"pii": True, "kind": kind})
+                ] if address else []
     if PHONE.fullmatch(value):
-        return [ctx.candidate(f"{person.possessive} phone number is {value}", confidence=0.9, rule="record.phone",
-                              subject="phone", tags=("pii", "contact"), metadata={"pii": True})]
+        kind = "work" if key.startswith(("work", "office")) else "home" if key.startswith(("home", "landline")) else None
+        label = f"{kind} phone number" if kind else "phone number"
+        return [ctx.candidate(f"{person.possessive} {label} is {value}", confidence=0.9, rule="record.phone",
+                              subject=phone_subject(kind), tags=("pii", "contact"), metadata={"pii": True})]
     return []
 
 

@@ -1,0 +1,123 @@
+"""Postal addresses: "ship it to 4 Harbour Road, Cork", "my billing address is ...", "our office is at ...".
+
+An address is kept whole (street, town, postcode) up to the first word that starts something else ("... Cork
+before Friday", "... Cork, and please hurry"), and only when it looks like one: a house number or a street word
+with capitalised names, or a PO box. Its subject says which address it is (subjects.address_subject), so a new
+home address replaces the old one and never the billing or shipping address.
+"""
+
+import re
+
+from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules import lexicon
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.subjects import address_subject
+
+_ASK = r"^(?:(?:please|kindly|just|also|now|can\s+you|could\s+you|would\s+you|will\s+you)\s+)*"
+_SHIP = re.compile(
+    rf"{_ASK}(?:ship|send|deliver|post|mail|courier|dispatch|redirect|forward)(?:\s+(?P<object>it|them|this|that"
+    r"|everything|(?:the|my|our|any|all|future)\s+(?:[\w-]+\s+){0,2}?[\w-]+))?\s+(?:over\s+|instead\s+)?to\s+"
+    r"(?:(?:my|our|the)\s+(?:home|house|office|work|flat|apartment|place)(?:\s+at|\s*,)?\s+)?(?P<address>.+)$",
+    re.I,
+)
+_GOES_TO = re.compile(
+    r"^(?:please\s+)?(?:all\s+)?(?P<object>deliveries|parcels|packages|orders|post|mail|shipments|invoices|bills"
+    r"|the\s+(?:parcel|package|order|delivery|replacement|invoice|bill))\s+(?:should|can|must|need\s+to|will|have"
+    r"\s+to)?\s*(?:go|goes|be\s+sent|be\s+delivered|be\s+addressed|come)\s+to\s+(?P<address>.+)$",
+    re.I,
+)
+_LABELLED = re.compile(
+    r"^(?:(?P<owner>my|our|the)\s+)?(?P<quals>(?:(?:new|current|correct|updated|right|full|home|billing|shipping"
+    r"|delivery|postal|mailing|office|work|business|company|correspondence|registered|permanent|residential"
+    r"|invoice|invoicing)\s+){0,3})address(?:\s+for\s+(?P<purpose>deliveries|delivery|billing|invoices|shipping"
+    r"|post|correspondence))?(?:\s+(?:is|'s)|\s*[:=])\s*(?:now\s+|actually\s+)?(?P<address>.+)$",
+    re.I,
+)
+_OFFICE_AT = re.compile(
+    r"^(?:my|our)\s+(?:(?:head|main|new|registered)\s+)?(?:office|offices|company|business|shop|store|workplace"
+    r"|practice|clinic|warehouse|premises|studio)\s+(?:is|are)\s+(?:now\s+)?(?:located\s+|based\s+)?(?:at|on|in)\s+"
+    r"(?P<address>.+)$",
+    re.I,
+)
+_LIVE_AT = re.compile(
+    r"^(?:I|we)(?:'ve|\s+have|'re|\s+are|'m|\s+am)?(?:\s+(?:now|just|recently|currently|since))*\s+(?:live|living"
+    r"|reside|residing|based|moved|relocated)\s+(?:back\s+)?(?:at|to)\s+(?P<address>.+)$",
+    re.I,
+)
+_BILL_TO = re.compile(rf"{_ASK}(?:bill|invoice)\s+(?:it\s+|me\s+|us\s+|them\s+)?to\s+(?P<address>.+)$", re.I)
+
+_QUALIFIER_KINDS = {
+    "home": "home", "postal": "home", "mailing": "home", "correspondence": "home", "permanent": "home",
+    "residential": "home", "billing": "billing", "invoice": "billing", "invoicing": "billing", "shipping": "shipping",
+    "delivery": "shipping", "office": "office", "work": "office", "business": "office", "company": "office",
+    "registered": "office",
+}
+_PURPOSE_KINDS = {"deliveries": "shipping", "delivery": "shipping", "shipping": "shipping", "billing": "billing",
+                  "invoices": "billing", "post": "home", "correspondence": "home"}
+_BILLING_OBJECTS = re.compile(r"\b(?:invoices?|bills?|statements?|receipts?)\b", re.I)
+_TEMPLATES = {"home": "{possessive} home address is {address}", "shipping": "{possessive} shipping address is {address}",
+              "billing": "{possessive} billing address is {address}", "office": "{possessive} office is at {address}"}
+# Lowercase words that end an address: "... Cork before Friday", "... Cork and please hurry".
+_STOPS = frozenset(
+    "and but so or because since as before after by please thanks thank when until till if which where who instead "
+    "not rather than from for asap today tomorrow tonight next this on with via then though although otherwise ok "
+    "okay cheers thx i i'm i'll i've we we're we'll is are was were will would should can could".split()
+)
+_HOUSE_NUMBER = re.compile(r"\d{1,5}[A-Za-z]?(?:[-/]\d{1,5}[A-Za-z]?)?")
+_PO_BOX = re.compile(r"\b(?:p\.?\s?o\.?\s+box|post\s+office\s+box|postbox)\s+\d+", re.I)
+_REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+you|please)\b", re.I)
+MAX_ADDRESS_WORDS = 20
+
+
+def address_value(raw: str) -> str | None:
+    """The address at the start of `raw`, up to the word that starts something else; None when it is not one."""
+    words: list[str] = []
+    for token in raw.split()[:MAX_ADDRESS_WORDS + 1]:
+        bare = token.strip(",.;:!?\"'")
+        if token.startswith(("(", "[")) or bare in _STOPS or not bare:
+            break
+        words.append(token)
+        if token.endswith((";", "!", "?")) or len(words) >= MAX_ADDRESS_WORDS:
+            break
+    value = " ".join(words).strip(" ,.;:!?-")
+    return value if _looks_like_address(value) else None
+
+
+def _looks_like_address(value: str) -> bool:
+    words = [word.strip(",.") for word in value.split()]
+    if len(words) < 2 or "@" in value:
+        return False
+    if _PO_BOX.search(value):
+        return True
+    capitalised = [word for word in words if word[:1].isupper()]
+    numbered = any(_HOUSE_NUMBER.fullmatch(word) for word in words)
+    street = any(word[:1].isupper() and word.lower() in lexicon.STREET_WORDS for word in words)
+    return (street and (numbered or len(capitalised) >= 2)) or (numbered and len(capitalised) >= 2)
+
+
+def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Candidate]:
+    """The address a user clause gives, with its kind (home, shipping, billing, office)."""
+    if question and not _REQUEST.match(text):
+        return []  # "Do you ship to 4 Harbour Road?" asks
+    kind = None
+    if match := _LABELLED.match(text):
+        quals = match.group("quals").lower().split()
+        kind = next((_QUALIFIER_KINDS[word] for word in quals if word in _QUALIFIER_KINDS), None)
+        kind = _PURPOSE_KINDS.get((match.group("purpose") or "").lower(), kind)
+        if kind is None and (match.group("owner") or "").lower() not in ("my", "our"):
+            return []  # "the address is ..." may be anyone's
+        kind = kind or "home"
+    elif match := _SHIP.match(text) or _GOES_TO.match(text):
+        kind = "billing" if _BILLING_OBJECTS.search(match.group("object") or "") else "shipping"
+    elif match := _BILL_TO.match(text):
+        kind = "billing"
+    elif match := _OFFICE_AT.match(text):
+        kind = "office"
+    elif match := _LIVE_AT.match(text):
+        kind = "home"
+    if kind is None or not (address := address_value(match.group("address"))):
+        return []
+    person = ctx.person
+    content = _TEMPLATES[kind].format(possessive=person.possessive, address=address)
+    return [ctx.candidate(content, confidence=0.85, rule=f"contact.address.{kind}", subject=address_subject(kind),
+                          tags=("pii", "contact", "address"), metadata={"pii": True, "value": address, "kind": kind})]

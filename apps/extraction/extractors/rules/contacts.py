@@ -1,0 +1,335 @@
+"""The user's own contact details, and how and when they want to be contacted.
+
+A number is the user's phone number only when a phone word governs it: "my mobile is ...", "my work number: ...",
+"call me on ...". A digit run in a clause that merely contains "number" is not one ("my loyalty number is
+LX-5520-1188" is an identifier, identifiers.py). Each kind of phone and email has its own subject (subjects.py),
+so a work number never replaces the mobile, while "my new mobile is ..." does.
+"""
+
+import re
+
+from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules import lexicon
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.person import rewrite_first_person
+from apps.extraction.extractors.rules.subjects import CONTACT_CHANNEL, CONTACT_TIME, email_subject, phone_subject
+from apps.extraction.extractors.rules.text import Clause
+
+EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
+_PHONE_VALUE = r"(?<![\w+(])(?:\+|\()?\d[\d\s().-]{5,18}\d(?!\w)"
+PHONE = re.compile(_PHONE_VALUE)
+
+# --- The user's own email addresses and phone numbers ---------------------------------------------------
+_NOT_POSSESSIVES = r"(?!(?:it|that|this|what|here|there|who|name|one|he|she|let)'s)"
+# "her email", "my wife's number", "cc my accountant": details of someone else, never the user's own.
+_THIRD_PARTY = re.compile(rf"\b(?:his|her|their|its|your)\s+(?:\w+\s+)?(?:e-?mail|phone|number|mobile|cell)\b"
+                          rf"|\b{_NOT_POSSESSIVES}\w+'s\s+(?:\w+\s+)?(?:e-?mail|phone|number|mobile|cell)\b"
+                          r"|\b(?:cc|forward|send\s+it\s+to)\b", re.I)
+_RELATION_WORDS = "|".join(sorted((re.escape(word) for word in lexicon.CONTACT_RELATIONS), key=len, reverse=True))
+_RELATION_MODIFIERS = "|".join(sorted(lexicon.CONTACT_RELATION_MODIFIERS))
+MY_RELATION = re.compile(rf"\b(?:my|our)\s+(?:(?:{_RELATION_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})\b", re.I)
+_SOMEONE_ELSES = re.compile(rf"(?:\b(?:his|her|their|your)|\b{_NOT_POSSESSIVES}[A-Za-z]+'s)\s+(?:[\w-]+\s+){{0,2}}$",
+                            re.I)
+_REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+you|please)\b", re.I)
+
+_OWN_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}e-?mail\b|\be-?mail\s+me\b|\b(?:reach|contact)\s+me\b|\bit's\b"
+                        r"|^e-?mail\b", re.I)
+_EMAIL_NAMED = re.compile(r"\b(?P<quals>(?:[\w-]+\s+){0,2})e-?mail\b", re.I)
+_EMAIL_KINDS = {"work": "work", "office": "work", "business": "work", "company": "work", "corporate": "work",
+                "professional": "work", "school": "school", "university": "school", "college": "school",
+                "uni": "school", "student": "school"}
+_EMAIL_LABELS = {None: "email address", "work": "work email address", "school": "school email address"}
+
+_PHONE_QUALS = ("new|current|main|primary|personal|private|own|mobile|cell|work|office|business|direct|desk|home"
+                "|landline|house|whatsapp|fax|contact|daytime|old|previous|former|other|second|alternative|alternate"
+                "|backup|usual")
+_PHONE_NOUN = r"(?:mobile(?:\s+phone)?|cell(?:\s*phone)?|telephone|phone|tel|landline|whatsapp|fax|number)"
+_OWN_PHONE = re.compile(
+    rf"(?P<owner>\b(?:my|our)\s+)?(?P<quals>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})\b(?P<noun>{_PHONE_NOUN})\b"
+    r"(?:\s+(?:number|no\.?|#))?(?:\s+(?:on\s+file|on\s+(?:the|my)\s+account|for\s+(?:the|my)\s+account))?"
+    rf"\s*(?:is\s+now|is|'s|:|=|-)?\s*(?:now\s+)?(?P<number>{_PHONE_VALUE})"
+    r"|\b(?:call|ring|phone|text|sms|message|whatsapp|reach|contact|get\s+hold\s+of|get|catch)\s+me\s+(?:on|at|via)"
+    rf"\s+(?:my\s+)?(?P<quals2>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})(?:(?P<noun2>{_PHONE_NOUN})\b(?:\s+number)?)?"
+    rf"[\s,:-]*(?P<number2>{_PHONE_VALUE})"
+    r"|\bbest\s+(?:number|phone(?:\s+number)?)(?:\s+(?:to\s+(?:call|reach|contact|text|ring)\s+me(?:\s+(?:on|at))?"
+    rf"|for\s+me))?\s*(?:is|:)\s*(?P<number3>{_PHONE_VALUE})",
+    re.I,
+)
+_PHONE_KINDS = {"work": "work", "office": "work", "business": "work", "direct": "work", "desk": "work",
+                "home": "home", "landline": "home", "house": "home", "whatsapp": "whatsapp", "fax": "fax",
+                "other": "other", "second": "other", "alternative": "other", "alternate": "other", "backup": "other"}
+_PHONE_WORDS = frozenset("mobile cell cellphone phone telephone tel landline whatsapp fax contact".split())
+_PAST_WORDS = frozenset("old previous former".split())
+_PHONE_LABELS = {None: "phone number", "mobile": "mobile number", "work": "work phone number",
+                 "home": "home phone number", "whatsapp": "WhatsApp number", "fax": "fax number",
+                 "other": "other phone number"}
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def contacts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
+    """The user's own email addresses and phone numbers stated in `clause`."""
+    text = clause.text
+    if _THIRD_PARTY.search(text) or MY_RELATION.search(text) or clause.uncertain:
+        return []  # someone else's details (people.py reads those)
+    if clause.question and not _REQUEST.match(text):
+        return []  # "Is my email alice@example.com?" asks, it does not tell
+    return _emails(text, ctx) + own_phones(text, ctx)
+
+
+def _emails(text: str, ctx: RuleContext) -> list[Candidate]:
+    found = []
+    person = ctx.person
+    previous_end = 0
+    for match in EMAIL.finditer(text):
+        email = match.group(0)
+        before = text[max(previous_end, match.start() - 60):match.start()]
+        previous_end = match.end()
+        named = list(_EMAIL_NAMED.finditer(before))
+        quals = named[-1].group("quals").lower().split() if named else []
+        if _PAST_WORDS.intersection(quals):
+            continue  # "my old email was ..."
+        kind = next((_EMAIL_KINDS[word] for word in quals if word in _EMAIL_KINDS), None)
+        if _OWN_EMAIL.search(text) or text.strip(" .") == email:
+            found.append(ctx.candidate(f"{person.possessive} {_EMAIL_LABELS[kind]} is {email}", confidence=0.95,
+                                       rule="contact.email", subject=email_subject(kind), tags=("pii", "contact"),
+                                       metadata={"pii": True, "value": email, "kind": kind or "personal"}))
+        else:  # "send the receipt to finance@acme.com": maybe not theirs, so it must not replace their address
+            found.append(ctx.candidate(person.sentence(f"gave the email address {email}"), confidence=0.6,
+                                       rule="contact.email_mentioned", tags=("pii", "contact"),
+                                       metadata={"pii": True}))
+    return found
+
+
+def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
+    """Phone numbers a phone word governs: "my mobile is ...", "call me on ...", "best number to reach me is ..."."""
+    found = []
+    for match in _OWN_PHONE.finditer(text):
+        number = (match.group("number") or match.group("number2") or match.group("number3")).strip()
+        digits = sum(char.isdigit() for char in number)
+        if not 7 <= digits <= 15 or _ISO_DATE.fullmatch(number):
+            continue
+        quals = (match.group("quals") or match.group("quals2") or "").lower().split()
+        noun = " ".join((match.group("noun") or match.group("noun2") or "").lower().split())
+        if _PAST_WORDS.intersection(quals):
+            continue  # "my old number was ..."
+        if match.group("number") and not match.group("owner"):
+            if noun == "number" and not _PHONE_WORDS.intersection(quals):
+                continue  # "loyalty number is 5520 1188": a number, but not a phone
+            if _SOMEONE_ELSES.search(text[max(0, match.start() - 40):match.start()]):
+                continue  # "my wife's mobile is ...", "their number is ..."
+        kind = next((_PHONE_KINDS[word] for word in [*quals, noun] if word in _PHONE_KINDS), None)
+        label = _PHONE_LABELS[kind or ("mobile" if noun.startswith(("mobile", "cell")) else None)]
+        found.append(ctx.candidate(f"{ctx.person.possessive} {label} is {number}", confidence=0.9,
+                                   rule="contact.phone", subject=phone_subject(kind), tags=("pii", "contact"),
+                                   metadata={"pii": True, "value": number, "kind": kind or "mobile"}))
+    return found
+
+
+# --- How and when the user wants to be contacted ----------------------------------------------------------
+_CHANNEL = (r"(?:e-?mails?|phone(?:\s+calls?)?|telephone|calls?|text(?:\s+messages?)?|texts|sms|whatsapp|post"
+            r"|letters?|(?:live\s+)?chat)")
+_CHANNEL_NAMES = {"email": "email", "emails": "email", "e-mail": "email", "e-mails": "email", "phone": "phone",
+                  "phone call": "phone", "phone calls": "phone", "telephone": "phone", "call": "phone",
+                  "calls": "phone", "text": "text message", "texts": "text message", "text message": "text message",
+                  "text messages": "text message", "sms": "text message", "whatsapp": "WhatsApp", "post": "post",
+                  "letter": "post", "letters": "post", "chat": "chat", "live chat": "chat"}
+_VERB_CHANNELS = {"email": "email", "e-mail": "email", "emailed": "email", "e-mailed": "email", "emailing": "email",
+                  "call": "phone", "called": "phone", "calling": "phone", "phone": "phone", "phoned": "phone",
+                  "phoning": "phone", "ring": "phone", "rang": "phone", "ringing": "phone", "text": "text message",
+                  "texted": "text message", "texting": "text message", "sms": "text message",
+                  "whatsapp": "WhatsApp", "message": "text message", "messaged": "text message",
+                  "write": "post", "wrote": "post", "writing": "post"}
+_CHANNEL_VERB = r"(?:e-?mail(?:ed|ing)?|call(?:ed|ing)?|phon(?:e|ed|ing)|ring(?:ing)?|rang|text(?:ed|ing)?|sms|whatsapp|messag(?:e|ed|ing)|writ(?:e|ing)|wrote)"
+_PASSIVE_VERBS = {"phone": "called", "text message": "texted", "email": "emailed", "WhatsApp": "messaged on WhatsApp",
+                  "post": "written to", None: "contacted"}
+_ASK = r"^(?:(?:please|kindly|just|only|also|can\s+you|could\s+you|would\s+you|will\s+you|you\s+can)\s+)*"
+# What may follow a channel in a standing preference: "email me instead", "by email, not phone", "email please".
+_CHANNEL_TAIL = re.compile(rf"^[\s,]*(?:(?:only|instead|please|if\s+possible|where\s+possible|from\s+now\s+on|going"
+                           rf"\s+forward|in\s+future|thanks|preferably|ideally)\b[\s,]*)*(?:(?:instead\s+of|rather"
+                           rf"\s+than|over|not|than|and\s+not|but\s+not|never|to)\s+(?:by\s+|via\s+|a\s+)?"
+                           rf"(?P<avoid>{_CHANNEL}|{_CHANNEL_VERB})\b.*|(?:only|instead|please|thanks)?)$", re.I)
+_CONTACT_BY = re.compile(
+    rf"{_ASK}(?:contact|reach|update|notify|answer|reply\s+to|respond\s+to|get\s+in\s+touch\s+with|get\s+hold\s+of"
+    rf"|follow\s+up\s+with|keep\s+me\s+updated|keep\s+me\s+posted)(?:\s+me)?\s+(?:only\s+)?(?:by|via|through|over|on"
+    rf"|using|with)\s+(?:a\s+)?(?P<channel>{_CHANNEL})\b(?P<tail>.*)$",
+    re.I,
+)
+_VERB_ME = re.compile(rf"{_ASK}(?P<verb>e-?mail|text|sms|whatsapp|message|call|phone|ring)\s+me(?P<tail>.*)$", re.I)
+_PREFER = re.compile(
+    r"^I(?:'d|\s+would)?(?:\s+(?:much|really|strongly|generally|always|definitely|still))*\s+(?:prefer|rather)"
+    r"(?:\s+(?:to\s+be\s+)?(?:contacted|reached|updated|notified)|\s+(?:you\s+)?(?:contact|reach)(?:ed)?\s+me"
+    r"|\s+to\s+hear\s+from\s+(?:you|support)|\s+to\s+communicate|\s+to\s+(?:talk|chat))?"
+    rf"(?:\s+(?:by|via|over|through|on|using))?\s+(?P<channel>{_CHANNEL})\b(?P<tail>.*)$"
+    rf"|^I(?:'d|\s+would)\s+rather\s+(?:you\s+|support\s+)?(?P<verb>{_CHANNEL_VERB})\s+me\b(?P<tail2>.*)$",
+    re.I,
+)
+_CHANNEL_IS_BEST = re.compile(
+    rf"^(?P<channel>{_CHANNEL})\s+(?:is|works|would\s+be|are)\s+(?:(?:much|the|probably|always|generally)\s+)*(?:best"
+    r"|better|easiest|preferred|ideal|my\s+preference)\b(?P<tail>.*)$"
+    r"|^(?:the\s+)?(?:best|easiest|preferred)\s+(?:way|channel|method)\s+to\s+(?:reach|contact|get\s+hold\s+of|get\s+in"
+    rf"\s+touch\s+with)\s+me\s+is\s+(?:by\s+|via\s+|through\s+|over\s+)?(?P<channel2>{_CHANNEL})\b(?P<tail2>.*)$",
+    re.I,
+)
+_DONT = re.compile(
+    rf"{_ASK}(?:don't|do\s+not|never|no\s+need\s+to)\s+(?:ever\s+)?(?P<verb>call|phone|ring|text|e-?mail|message"
+    rf"|contact|whatsapp)(?:\s+me)?(?P<tail>.*)$"
+    rf"|^no\s+(?P<channel>(?:phone\s+)?calls|texts|e-?mails)\b(?P<tail2>.*)$",
+    re.I,
+)
+_DONT_TAIL = re.compile(r"^[\s,]*(?:(?:again|at\s+all|any\s?more|on\s+this\s+number|please|thanks|ever)\b[\s,]*)*"
+                        r"(?:(?:just\s+|only\s+)?(?P<use>e-?mail|text|message|whatsapp|call|phone|ring)(?:\s+me)?"
+                        r"(?:\s+instead)?(?:\s+please)?)?$", re.I)
+_CANT_TAKE = re.compile(
+    r"^I\s+(?:can't|cannot|can\s+not|am\s+unable\s+to|'m\s+unable\s+to|won't\s+be\s+able\s+to|don't|do\s+not|never)"
+    r"(?:\s+(?:usually|always|really|normally))?\s+(?:take|answer|pick\s+up|receive|check|get)\s+(?:any\s+)?"
+    r"(?P<what>(?:phone\s+)?calls|the\s+phone|my\s+phone|e-?mails?|my\s+e-?mails?|texts|text\s+messages)\b(?P<tail>.*)$",
+    re.I,
+)
+_CLOCK = r"(?:\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|h|o'clock)?|noon|midday|midnight)"
+_DAYS = r"(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekdays|weekends|week\s*days)"
+_WINDOW = re.compile(
+    rf"^(?:only\s+|usually\s+|ideally\s+|preferably\s+)?(?:(?:before|after|from|until|till|past|between|around)\s+{_CLOCK}"
+    rf"(?:\s*(?:and|-|to|until|till)\s*{_CLOCK})?"
+    r"|(?:in\s+the\s+|during\s+the\s+|on\s+|at\s+|in\s+)?(?:early\s+|late\s+)?(?:mornings?|afternoons?|evenings?"
+    rf"|nights?|daytime|lunch\s*time|{_DAYS})\b"
+    r"|(?:during|outside(?:\s+of)?|within|after|before|in)\s+(?:(?:normal|regular|my|the|usual|working)\s+)?"
+    r"(?:work(?:ing)?|office|business|school)\s+hours"
+    r"|(?:after|before)\s+(?:work|school|lunch|dinner)\b"
+    r"|(?:when\s+I'm\s+|while\s+I'm\s+)?at\s+(?:work|night|the\s+office|lunch)\b"
+    rf"|on\s+{_DAYS}"
+    r"|any\s*time)",
+    re.I,
+)
+_WHEN_END = re.compile(r"\s*(?:[,;]|\s(?:because|since|as|so|but|please|thanks|thank|if|unless|otherwise|though"
+                       r"|although|and\s+I|I)\b)", re.I)
+_TIME_ASK = re.compile(
+    rf"^(?:it's\s+|it\s+is\s+)?(?:best|better|easiest|ideal)\s+(?:to\s+)?(?P<verb>call|ring|phone|reach|contact|text)"
+    r"(?:\s+me)?\s+(?P<when>.+)$"
+    rf"|{_ASK}(?:only\s+)?(?P<verb2>call|ring|phone|text|contact|reach)\s+me(?:\s+back)?\s+(?:only\s+)?(?P<when2>.+)$"
+    r"|^(?:the\s+)?best\s+time\s+to\s+(?P<verb3>call|ring|phone|reach|contact|text)(?:\s+me)?\s+is\s+(?P<when3>.+)$"
+    r"|^I(?:'m|\s+am)\s+(?:only\s+|usually\s+|generally\s+|mostly\s+|best\s+)?(?:available|reachable|free|around"
+    r"|contactable|easiest\s+to\s+reach)(?:\s+(?:to\s+talk|for\s+(?:a\s+)?calls?|by\s+phone|on\s+the\s+phone))?"
+    r"\s+(?P<when4>.+)$"
+    rf"|^(?P<when5>(?:early\s+|late\s+)?(?:mornings|afternoons|evenings|{_DAYS}|after\s+{_CLOCK}|before\s+{_CLOCK}))"
+    r"\s+(?:are|is|work)\s+(?:best|better|easiest|ideal)\b.*$",
+    re.I,
+)
+_UNSURE = re.compile(r"\b(?:maybe|perhaps|might|not\s+sure|wondering|I\s+wonder|suppose|imagine|I\s+wish|if\s+I"
+                     r"|hypothetical(?:ly)?)\b", re.I)
+_POLITE_PREFERENCE = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:prefer|rather)\b", re.I)
+
+
+def contact_preferences(clause: Clause, ctx: RuleContext) -> list[Candidate]:
+    """"Contact me by email, not phone" (the channel) and "best to call after 6pm" (the time): one subject each."""
+    text = clause.text
+    if _UNSURE.search(text) or (clause.question and not _REQUEST.match(text)):
+        return []
+    if clause.uncertain and not _POLITE_PREFERENCE.match(text) and not clause.question:
+        return []
+    return _contact_time(text, ctx) or _contact_channel(text, ctx)
+
+
+def _channel(word: str | None) -> str | None:
+    if not word:
+        return None
+    word = " ".join(word.lower().split())
+    return _CHANNEL_NAMES.get(word) or _VERB_CHANNELS.get(word)
+
+
+def _channel_candidate(ctx: RuleContext, channel: str, avoid: str | None, *, negative: bool = False) -> Candidate:
+    person = ctx.person
+    if negative:
+        content = person.sentence(f"does not want to be contacted by {channel}")
+    else:
+        content = person.sentence(f"prefers to be contacted by {channel}")
+        if avoid and avoid != channel:
+            content += f", not {avoid}"
+    metadata = {"value": channel, "sentiment": "negative" if negative else "positive"}
+    if avoid and not negative:
+        metadata["avoid"] = avoid
+    return ctx.candidate(content, memory_type="preference", confidence=0.85, rule="preference.contact_channel",
+                         subject=CONTACT_CHANNEL, tags=("preference", "contact"), metadata=metadata)
+
+
+def _contact_channel(text: str, ctx: RuleContext) -> list[Candidate]:
+    if match := _CONTACT_BY.match(text) or _CHANNEL_IS_BEST.match(text):
+        channel = _channel(match.group("channel") or match.groupdict().get("channel2"))
+        tail = _CHANNEL_TAIL.match(match.group("tail") or match.groupdict().get("tail2") or "")
+        if channel and (tail or match.re is _CHANNEL_IS_BEST):
+            return [_channel_candidate(ctx, channel, _channel(tail.group("avoid")) if tail else None)]
+        return []
+    if match := _PREFER.match(text):
+        channel = _channel(match.group("channel") or match.group("verb"))
+        tail = _CHANNEL_TAIL.match(match.group("tail") if match.group("channel") else match.group("tail2"))
+        return [_channel_candidate(ctx, channel, _channel(tail.group("avoid")))] if channel and tail else []
+    if match := _VERB_ME.match(text):
+        channel = _channel(match.group("verb"))
+        tail = _CHANNEL_TAIL.match(match.group("tail"))
+        # "email me the invoice" asks for a document; "text me instead" / "call me rather than emailing" is a standing
+        # preference; a bare "call me" asks for a call now.
+        if not tail or (channel == "phone" and not tail.group("avoid") and "instead" not in match.group("tail")):
+            return []
+        return [_channel_candidate(ctx, channel, _channel(tail.group("avoid")))] if channel else []
+    if match := _DONT.match(text):
+        tail_text = match.group("tail") if match.group("verb") else match.group("tail2")
+        channel = _channel(match.group("verb") or match.group("channel").split()[-1])
+        by = re.match(rf"^\s+(?:by|via|on|over|through)\s+(?P<channel>{_CHANNEL})\b", tail_text, re.I)
+        if by:  # "don't contact me by phone"
+            channel, tail_text = _channel(by.group("channel")), tail_text[by.end():]
+        rest = _DONT_TAIL.match(tail_text)
+        if channel is None or not rest:
+            return []  # "don't email me the receipt yet"
+        if (use := _channel(rest.group("use"))) and use != channel:  # "don't call, email me instead"
+            return [_channel_candidate(ctx, use, channel)]
+        return [_channel_candidate(ctx, channel, None, negative=True)]
+    if match := _CANT_TAKE.match(text):
+        what = match.group("what").lower()
+        channel = "email" if "mail" in what else "text message" if "text" in what else "phone"
+        if match.group("tail").strip(" ,"):
+            return []  # "I can't take calls at work" is a time (read first), "... calls from you" is not a channel
+        return [_channel_candidate(ctx, channel, None, negative=True)]
+    return []
+
+
+def _window(when: str) -> str | None:
+    """The leading contact-time window of `when` ("after 6pm on weekdays"), or None when it names none."""
+    when = when.strip()
+    if not _WINDOW.match(when):
+        return None
+    end = _WHEN_END.search(when)
+    window = (when[:end.start()] if end else when)[:80].strip(" ,.")
+    return window if len(window.split()) <= 10 else None
+
+
+def _contact_time(text: str, ctx: RuleContext) -> list[Candidate]:
+    person = ctx.person
+    metadata: dict = {}
+    if match := _TIME_ASK.match(text):
+        groups = match.groupdict()
+        raw_when = next((groups[key] for key in ("when", "when2", "when3", "when4") if groups[key]), None)
+        verb = next((groups[key] for key in ("verb", "verb2", "verb3") if groups[key]), None)
+        if raw_when is None:  # "mornings are best"
+            window = groups["when5"]
+            content = person.sentence(f"prefers to be contacted in the {window}" if not window.lower().startswith(
+                ("after", "before")) else f"prefers to be contacted {window}")
+        else:
+            window = raw_when.strip(" .") if groups["when3"] else _window(raw_when)
+            if not window or len(window.split()) > 10:
+                return []
+            if groups["when4"]:
+                content = rewrite_first_person(f"{text[:match.start('when4')]}{window}", person)
+            else:
+                channel = _VERB_CHANNELS.get(verb.lower()) if verb else None
+                content = person.sentence(f"prefers to be {_PASSIVE_VERBS[channel]} {window}")
+        metadata["value"] = window
+    elif (match := _DONT.match(text)) and match.group("verb") and (window := _window(match.group("tail"))):
+        channel = _VERB_CHANNELS.get(match.group("verb").lower())
+        content = person.sentence(f"does not want to be {_PASSIVE_VERBS[channel]} {window}")
+        metadata |= {"value": window, "sentiment": "negative"}
+    elif (match := _CANT_TAKE.match(text)) and (window := _window(match.group("tail"))):
+        content = rewrite_first_person(f"{text[:match.start('tail')]} {window}", person)
+        metadata |= {"value": window, "sentiment": "negative"}
+    else:
+        return []
+    return [ctx.candidate(content, memory_type="preference", confidence=0.8, rule="preference.contact_time",
+                          subject=CONTACT_TIME, tags=("preference", "contact"), metadata=metadata)]

@@ -1,0 +1,209 @@
+"""Identifiers, typed by the word that names them: "order 5512", "my loyalty number is LX-5520-1188", "IBAN ...",
+"card ending 4821".
+
+The kind word decides the subject: "identifier:<kind>:<value>" for kinds a customer holds many of (orders, tickets),
+"identifier:<kind>" for kinds they hold one of (loyalty, membership, frequent-flyer, customer, patient number), so
+a new one replaces the old. A payment card is kept only by the last four digits the customer gives as such; a full
+card number is never stored.
+"""
+
+import re
+from dataclasses import dataclass
+
+from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.subjects import identifier_subject
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # how the content names it: "loyalty", "frequent-flyer", "IBAN"
+    noun: str = ""  # "number" / "ID" / "code" when the content reads "<name> <noun>"; "" for "order 5512"
+    single: bool = False  # a customer holds one at a time: a new one replaces the old
+    pii: bool = False
+    spaced: bool = False  # the value may be written in digit groups: "policy number 123 456 789"
+    qualified: bool = False  # the word alone is too common: only "<word> number/ID/..." names an identifier
+    check_digit: bool = False  # long numbers with a check digit (IMEI, SIM): not mistaken for a payment card
+
+
+KINDS = {
+    "order": Kind("order"), "invoice": Kind("invoice"), "ticket": Kind("ticket"), "case": Kind("case"),
+    "transaction": Kind("transaction", "ID"), "account": Kind("account", "number", pii=True, spaced=True),
+    "booking": Kind("booking"), "confirmation": Kind("confirmation", "number"),
+    "tracking": Kind("tracking", "number"), "reference": Kind("reference"),
+    "customer": Kind("customer", "number", single=True, pii=True, spaced=True),
+    "subscription": Kind("subscription"), "claim": Kind("claim", "number"),
+    "policy": Kind("policy", "number", pii=True, spaced=True), "receipt": Kind("receipt"), "rma": Kind("RMA"),
+    "membership": Kind("membership", "number", single=True, pii=True, spaced=True),
+    "loyalty": Kind("loyalty", "number", single=True, pii=True, spaced=True),
+    "frequent-flyer": Kind("frequent-flyer", "number", single=True, pii=True, spaced=True),
+    "patient": Kind("patient", "number", single=True, pii=True, spaced=True, qualified=True),
+    "meter": Kind("meter", "number", spaced=True, qualified=True),
+    "sort-code": Kind("sort code", pii=True), "iban": Kind("IBAN", pii=True),
+    "sim": Kind("SIM", "number", pii=True, spaced=True, check_digit=True),
+    "imei": Kind("IMEI", pii=True, spaced=True, check_digit=True),
+    "serial": Kind("serial", "number"), "po": Kind("purchase order"),
+    "vat": Kind("VAT", "number", single=True, spaced=True), "shipment": Kind("shipment"), "refund": Kind("refund"),
+    "payment": Kind("payment"), "contract": Kind("contract"), "incident": Kind("incident"),
+    "request": Kind("request"), "voucher": Kind("voucher", "code"), "warranty": Kind("warranty"),
+    "registration": Kind("registration", "number", qualified=True),
+    "passport": Kind("passport", "number", single=True, pii=True, qualified=True),
+    "licence": Kind("driving licence", "number", single=True, pii=True, qualified=True),
+}
+# The words (lowercase, single-spaced) that name each kind; the longest wins ("purchase order" over "order").
+KIND_WORDS = {
+    "order": "order", "purchase": "order", "invoice": "invoice", "ticket": "ticket", "case": "case",
+    "transaction": "transaction", "txn": "transaction", "account": "account", "acct": "account",
+    "booking": "booking", "reservation": "booking", "pnr": "booking", "confirmation": "confirmation",
+    "tracking": "tracking", "reference": "reference", "ref": "reference", "customer": "customer",
+    "client": "customer", "subscription": "subscription", "claim": "claim", "policy": "policy", "receipt": "receipt",
+    "rma": "rma", "membership": "membership", "member": "membership", "loyalty": "loyalty", "rewards": "loyalty",
+    "frequent flyer": "frequent-flyer", "frequent flier": "frequent-flyer", "patient": "patient", "meter": "meter",
+    "mprn": "meter", "mpan": "meter", "sort code": "sort-code", "iban": "iban", "sim": "sim", "iccid": "sim",
+    "imei": "imei", "serial": "serial", "purchase order": "po", "po": "po", "vat": "vat", "shipment": "shipment",
+    "refund": "refund", "payment": "payment", "contract": "contract", "incident": "incident", "request": "request",
+    "voucher": "voucher", "coupon": "voucher", "gift card": "voucher", "promo code": "voucher",
+    "discount code": "voucher", "warranty": "warranty", "registration": "registration", "passport": "passport",
+    "driving licence": "licence", "driving license": "licence", "driver's licence": "licence",
+    "driver's license": "licence", "drivers licence": "licence", "drivers license": "licence",
+}
+_QUALIFIER_NOUNS = {"number": "number", "numbers": "number", "num": "number", "nr": "number", "no": "number",
+                    "nos": "number", "#": "number", "id": "ID", "ids": "ID", "code": "code", "codes": "code",
+                    "reference": "reference", "references": "reference", "ref": "reference", "refs": "reference"}
+
+_KIND_ALTERNATION = "|".join(re.escape(word).replace(r"\ ", r"[\s-]+")
+                             for word in sorted(KIND_WORDS, key=len, reverse=True))
+_QUALIFIER = r"(?:card|numbers?|num|nr|nos?\.?|ids?|codes?|references?|refs?)"
+_ID = rf"(?!(?:{_KIND_ALTERNATION})s?\b)#?[A-Za-z0-9][A-Za-z0-9_-]*(?:[ ]\d{{3,10}}(?![\w-]))*"
+_IDENTIFIER = re.compile(
+    rf"\b(?P<kind>{_KIND_ALTERNATION})s?\b(?P<qual>(?:\s*{_QUALIFIER}\b)*)"
+    rf"\s*(?:(?:is|was|are|were)(?:\s+now)?\s+|[:=]\s*|-\s+)?(?P<ids>{_ID}(?:(?:\s*,\s*(?:and\s+|&\s+)?"
+    rf"|\s+(?:and|&|or)\s+|\s*/\s*){_ID})*)",
+    re.I,
+)
+_IBAN = re.compile(r"\b(?i:iban)\b(?:\s*(?i:number|no\.?|is|:|#))*\s*(?P<value>[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}"
+                   r"(?:[ ]?[A-Z0-9]{1,3})?)\b")
+_CARD_LAST_FOUR = re.compile(
+    r"\b(?:card|visa|mastercard|amex|maestro)(?:\s+(?:number|no\.?))?,?\s+(?:that\s+|which\s+)?(?:is\s+)?"
+    r"(?:ending|ends)(?:\s+(?:in|with|on))?\s*(?::\s*)?(?:[*x\u2022]+[\s-]*)?(?P<last>\d{4})\b"
+    r"|\blast\s+(?:four|4)(?:\s+digits)?(?:\s+(?:of|on)\s+(?:my|the|your|our)\s+(?:[\w-]+\s+)?card)?"
+    r"\s*(?:is|are|:)?\s*(?P<last2>\d{4})\b"
+    r"|\bcard(?:\s+(?:number|no\.?))?\s*(?::\s*)?(?:[*x\u2022]{4,}|(?:[*x\u2022]{4}[\s-]){3})(?P<last3>\d{4})\b",
+    re.I,
+)
+_CARD_WORD = re.compile(r"\bcard\b", re.I)
+_PREFIXES = {
+    "TXN": "transaction", "TX": "transaction", "INV": "invoice", "ORD": "order", "ORDER": "order", "TKT": "ticket",
+    "TCK": "ticket", "TICKET": "ticket", "CASE": "case", "REF": "reference", "ACC": "account", "ACCT": "account",
+    "BKG": "booking", "RMA": "rma", "CUST": "customer", "SUB": "subscription", "INC": "incident", "REQ": "request",
+    "CLM": "claim", "RCPT": "receipt",
+}
+_PREFIXED = re.compile(rf"\b(?P<prefix>{'|'.join(sorted(_PREFIXES, key=len, reverse=True))})[-_#]?\d[\w-]*\b")
+_ID_SEPARATOR = re.compile(r"\s*(?:,\s*(?:and\s+|&\s+)?|\s(?:and|&|or)\s|/)\s*", re.I)
+_EXAMPLE = re.compile(r"\b(?:example|e\.g\.|for\s+instance|such\s+as|format|looks\s+like|like\s+this)\b", re.I)
+_DATE_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}(?:am|pm)|\d+(?:st|nd|rd|th|s|min|mins|h|hrs?|days?|k)", re.I)
+# "her membership number", "my wife's passport number": someone else's personal identifier, not the user's.
+_SOMEONE_ELSES = re.compile(r"(?:\b(?:his|her)|\b(?!(?:it|that|this|what|here|there|who|name|one|he|she|let)'s)"
+                            r"[A-Za-z]+'s)\s+(?:[\w-]+\s+){0,2}$", re.I)
+_GROUPS = re.compile(r"[\s-]+")
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = int(char) * (2 if index % 2 else 1)
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
+
+
+def looks_like_card_number(raw: str) -> bool:
+    """13 to 19 digits (grouped or not) passing the Luhn check: a payment card number, never stored."""
+    digits = _GROUPS.sub("", raw)
+    return digits.isdigit() and 13 <= len(digits) <= 19 and _luhn(digits)
+
+
+def _valid_id(raw: str, kind: Kind) -> bool:
+    core = raw.lstrip("#")
+    if not core or not any(char.isdigit() for char in core) or _DATE_LIKE.fullmatch(core):
+        return False
+    if not kind.check_digit and looks_like_card_number(core):
+        return False
+    return len(core) >= 3 or raw.startswith("#")
+
+
+def identifier_kind(words: str) -> str | None:
+    """The identifier kind some words name ("loyalty" -> "loyalty", "frequent flyer" -> "frequent-flyer"), or None."""
+    return KIND_WORDS.get(_GROUPS.sub(" ", words.lower().strip()))
+
+
+def _kind_of(word: str) -> str:
+    return KIND_WORDS[_GROUPS.sub(" ", word.lower())]
+
+
+def _qualifier_noun(qual: str) -> str | None:
+    words = qual.lower().replace(".", "").split()
+    return _QUALIFIER_NOUNS.get(words[-1]) if words else None
+
+
+def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Candidate]:
+    """One candidate per identifier, kept verbatim: "TXN001, TXN002" are two facts that never supersede each other."""
+    if _EXAMPLE.search(text):
+        return []  # "an order number looks like ORD-1234"
+    found: dict[tuple[str, str], tuple[str, str | None]] = {}
+    for match in _IBAN.finditer(text):
+        found.setdefault(("iban", match.group("value")), (match.group("value"), None))
+    for match in _IDENTIFIER.finditer(text):
+        key = _kind_of(match.group("kind"))
+        kind = KINDS[key]
+        qualifier = _qualifier_noun(match.group("qual"))
+        if key == "iban" or (kind.qualified and not qualifier):
+            continue
+        if kind.pii and _SOMEONE_ELSES.search(text[max(0, match.start() - 40):match.start()]):
+            continue
+        for raw in _ID_SEPARATOR.split(match.group("ids")):
+            raw = raw.strip() if kind.spaced else raw.split()[0] if raw.split() else ""
+            if not _valid_id(raw, kind):
+                break
+            found.setdefault((key, raw.lstrip("#")), (raw, qualifier))
+    candidates = [_identifier(ctx, key, core, raw, qualifier, confidence)
+                  for (key, core), (raw, qualifier) in found.items()]
+    for match in _PREFIXED.finditer(text):
+        raw = match.group(0)
+        key = _PREFIXES[match.group("prefix")]
+        if not any(core == raw or raw in core for _, core in found) and _valid_id(raw, KINDS[key]):
+            candidates.append(_identifier(ctx, key, raw, raw, None, confidence - 0.15))
+    return candidates + _card_endings(text, ctx, confidence)
+
+
+def _identifier(ctx: RuleContext, key: str, core: str, raw: str, qualifier: str | None,
+                confidence: float) -> Candidate:
+    kind = KINDS[key]
+    metadata = {"kind": key, "identifier": core}
+    tags = ["identifier"]
+    if kind.pii:
+        metadata["pii"] = True
+        tags.append("pii")
+    label = f"{kind.name} {qualifier or kind.noun}" if kind.noun else kind.name
+    metadata["label"] = label
+    person = ctx.person
+    content = (f"{person.possessive} {label} is {raw}" if kind.single
+               else person.sentence(f"has {label} {raw}"))
+    return ctx.candidate(content, confidence=confidence, rule=f"identifier.{key}",
+                         subject=identifier_subject(key, core, single=kind.single), tags=tuple(tags),
+                         metadata=metadata)
+
+
+def _card_endings(text: str, ctx: RuleContext, confidence: float) -> list[Candidate]:
+    found = []
+    for match in _CARD_LAST_FOUR.finditer(text):
+        last = match.group("last") or match.group("last3") or match.group("last2")
+        if match.group("last2") and not _CARD_WORD.search(text):
+            continue  # "the last four digits are 1234" of what? Only a card's are kept
+        if last in found:
+            continue
+        found.append(last)
+    return [ctx.candidate(f"{ctx.person.possessive} card ends in {last}", confidence=confidence,
+                          rule="identifier.card", subject=identifier_subject("card", last, single=False),
+                          tags=("identifier", "pii"),
+                          metadata={"kind": "card", "identifier": last, "label": "card ending", "pii": True})
+            for last in found]

@@ -1,0 +1,164 @@
+"""The user's contacts: "my assistant Tom books my travel, tom@example.com", "my wife Sara is the account holder",
+"please cc my accountant, Priya Shah (priya@example.com)", "my colleague Dev handles billing".
+
+Each is one memory naming the relation, the name, the role and any contact detail given with it. A contact's email
+or phone number is theirs: contacts.py never reads it as the user's own. Subjects (subjects.contact_subject) keep
+one slot per contact the user has one of ("contact:assistant") and one per name otherwise
+("contact:colleague:dev"); a detail given on its own ("my wife's email is ...") has a slot of its own.
+"""
+
+import re
+
+from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules import lexicon
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.person import rewrite_first_person
+from apps.extraction.extractors.rules.subjects import contact_subject
+from apps.extraction.extractors.rules.text import normalise_key
+
+_RELATION_WORDS = "|".join(sorted((re.escape(word) for word in lexicon.CONTACT_RELATIONS), key=len, reverse=True))
+_MODIFIERS = "|".join(sorted(lexicon.CONTACT_RELATION_MODIFIERS))
+_RELATION = rf"(?P<said>(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS}))"
+_NAME = r"(?-i:(?P<name>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}))"
+_ASK = r"^(?:(?:please|kindly|also|and|can\s+you|could\s+you|would\s+you|will\s+you|you\s+can|you\s+may|feel\s+free\s+to)\s+)*"
+_ADVERBS = r"(?:(?:also|usually|normally|now|always|generally|mostly|sometimes|often|currently|still)\s+)*"
+_HOLDER = (r"account\s+holder|holder|contact|user|owner|admin|administrator|payer|bill\s+payer|signatory"
+           r"|policy\s*holder|driver|person|decision[- ]maker|point\s+of\s+contact|manager|guarantor|tenant")
+_PREDICATE = (
+    rf"(?:{_ADVERBS}(?:books|handles|manages|deals\s+with|takes\s+care\s+of|looks\s+after|pays|sorts|runs|orders"
+    r"|arranges|organi[sz]es|collects|approves|signs|uses|shares|does|makes|reads|answers|receives"
+    rf"|is\s+(?:also\s+|now\s+)?(?:the|an?|my|our)\s+(?:[\w-]+\s+){{0,2}}?(?:{_HOLDER})"
+    r"|is\s+(?:also\s+)?(?:authori[sz]ed|allowed|permitted|named|listed|registered)"
+    r"|is\s+(?:also\s+)?on\s+(?:the|my|our|this)\s+(?:account|policy|plan|booking|lease|contract)"
+    r"|has\s+(?:full\s+)?(?:access|permission|authority|power\s+of\s+attorney))"
+    r"|(?:will|can|may|might|should|could|is\s+going\s+to)\s+(?:also\s+)?(?:be\s+)?(?:call(?:ing)?|contact(?:ing)?"
+    r"|e-?mail(?:ing)?|phon(?:e|ing)|speak|talk|act|deal|handle|sign|approve|pay|book|manage|collect|pick\s+up"
+    r"|answer|accept|be\s+in\s+touch|get\s+in\s+touch|in\s+touch|ring|reach\s+out))\b"
+)
+_ROLE = re.compile(rf"^(?:and\s+)?my\s+{_RELATION}(?:,?\s+{_NAME})?,?\s+(?P<predicate>{_PREDICATE})(?P<rest>.*)$",
+                   re.I)
+_IS_NAMED = re.compile(rf"^my\s+{_RELATION}(?:'s\s+name)?\s+is\s+(?:called\s+)?{_NAME}\b(?P<rest>.*)$", re.I)
+_DETAIL = re.compile(
+    rf"^my\s+{_RELATION}(?:\s+{_NAME})?'s\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?(?:e-?mail(?:\s+address)?|number|phone"
+    r"|mobile|cell|landline|address|id|details|contact\s+details))\s*(?:is|are|:)\s*(?P<value>\S.*)$",
+    re.I,
+)
+_COPY = re.compile(
+    rf"{_ASK}(?P<verb>cc|bcc|copy\s+in|copy|loop\s+in|include|add|keep)\s+my\s+{_RELATION}(?:,?\s+{_NAME})?"
+    r"(?P<rest>.*)$"
+    rf"|{_ASK}(?:send|forward|copy)\s+(?P<what>(?:(?:all|any|the|a|future)\s+)?(?:[\w-]+\s+){{0,2}}?(?:updates?"
+    r"|copy|copies|everything|emails?|invoices?|receipts?|confirmations?|statements?|correspondence|letters?"
+    rf"|bills?|documents?|paperwork))\s+(?:also\s+)?to\s+my\s+{_RELATION.replace('?P<', '?P<r2_')}"
+    rf"(?:,?\s+{_NAME.replace('?P<', '?P<r2_')})?(?P<r2_rest>.*)$",
+    re.I,
+)
+_MAY_CONTACT = re.compile(
+    rf"{_ASK}(?:(?:speak|talk|deal)\s+(?:to|with)|contact|call|ring|phone|e-?mail|reach)\s+my\s+{_RELATION}"
+    rf"(?:,?\s+{_NAME})?(?P<rest>.*)$",
+    re.I,
+)
+_GOVERNED_PHONE = re.compile(r"(?:\b(?:on|at|number|phone|mobile|cell|tel|landline|whatsapp)\b[\s:,-]*|^|\s)"
+                             r"(?P<number>\+?\(?\d[\d\s().-]{5,18}\d)(?!\w)", re.I)
+_NOT_NAME_WORDS = frozenset(lexicon.CONTACT_RELATIONS) | {"i", "i'm", "i'll", "i've", "please"}
+
+
+def people(text: str, ctx: RuleContext, *, question: bool = False) -> list[Candidate]:
+    """A memory about one of the user's contacts stated in a user clause, or []."""
+    if question and not re.match(r"^(?:(?:can|could|would|will)\s+you|please)\b", text, re.I):
+        return []
+    if match := _DETAIL.match(text):
+        return _detail(match, text, ctx)
+    if match := _ROLE.match(text) or _MAY_CONTACT.match(text):
+        return _contact(match, ctx, rewrite_first_person(text, ctx.person), "contact.role")
+    if match := _COPY.match(text):
+        return _copy(match, ctx)
+    if match := _IS_NAMED.match(text):
+        relation, _ = _relation(match.group("relation"))
+        details = _details(match.group("rest"))
+        if relation in lexicon.FAMILY_RELATIONS and not details:
+            return []  # "my wife is called Sara": a family fact (facts.py)
+        return _contact(match, ctx, rewrite_first_person(text, ctx.person), "contact.named")
+    return []
+
+
+def _relation(word: str) -> tuple[str, bool]:
+    return lexicon.CONTACT_RELATIONS[word.lower()]
+
+
+def _name(raw: str | None) -> str | None:
+    if not raw:
+        return None
+    words = []
+    for word in raw.split():
+        if word.lower() in lexicon.NOT_NAMES or word.lower() in lexicon.NAME_BREAKS or word.lower() in _NOT_NAME_WORDS:
+            break
+        words.append(word)
+    return " ".join(words) or None
+
+
+def _details(text: str) -> dict:
+    details = {}
+    if email := EMAIL.search(text):
+        details["email"] = email.group(0)
+    for match in _GOVERNED_PHONE.finditer(text):
+        number = match.group("number").strip()
+        if 7 <= sum(char.isdigit() for char in number) <= 15 and (number[0] in "+(" or match.group(0)[:1].isalpha()):
+            details["phone"] = number
+            break
+    return details
+
+
+def _candidate(ctx: RuleContext, content: str, relation_word: str, name: str | None, details: dict, rule: str,
+               aspect: str | None = None) -> Candidate:
+    relation, single = _relation(relation_word)
+    metadata = {"relation": relation, **({"name": name} if name else {}), **details}
+    tags = ["contact", "third_party"]
+    if details:
+        metadata["pii"] = True
+        tags.append("pii")
+    return ctx.candidate(content, confidence=0.8, rule=rule,
+                         subject=contact_subject(relation, name, single=single, aspect=aspect), tags=tuple(tags),
+                         metadata=metadata)
+
+
+def _contact(match: re.Match, ctx: RuleContext, content: str, rule: str) -> list[Candidate]:
+    name = _name(match.group("name"))
+    return [_candidate(ctx, content, match.group("relation"), name, _details(match.group("rest")), rule)]
+
+
+def _detail(match: re.Match, text: str, ctx: RuleContext) -> list[Candidate]:
+    thing, value = match.group("thing").lower(), match.group("value")
+    details = _details(value)
+    if "mail" in thing:
+        aspect = "email"
+    elif "address" in thing:
+        aspect = "address"
+    elif details.get("phone") or any(word in thing for word in ("phone", "mobile", "cell", "landline")):
+        aspect = "phone"
+    else:
+        aspect = normalise_key(thing)
+    if aspect == "phone" and "phone" not in details and PHONE.match(value):
+        details["phone"] = PHONE.match(value).group(0).strip()
+    return [_candidate(ctx, rewrite_first_person(text, ctx.person), match.group("relation"), _name(match.group("name")),
+                       details, "contact.detail", aspect=aspect)]
+
+
+def _copy(match: re.Match, ctx: RuleContext) -> list[Candidate]:
+    person = ctx.person
+    if match.group("relation"):
+        said, relation, name, rest = match.group("said"), match.group("relation"), match.group("name"), match.group(
+            "rest")
+        wants = "copied on their emails"
+    else:
+        said, relation, name, rest = (match.group("r2_said"), match.group("r2_relation"), match.group("r2_name"),
+                                      match.group("r2_rest"))
+        what = rewrite_first_person(match.group("what"), person, named=True)
+        wants = f"to receive {what}"
+    name = _name(name)
+    details = _details(rest)
+    who = f"their {said.lower()}" + (f" {name}" if name else "")
+    if details:
+        who += f" ({', '.join(details.values())})"
+    content = person.sentence(f"wants {who} {wants}")
+    return [_candidate(ctx, content, relation, name, details, "contact.copy")]
