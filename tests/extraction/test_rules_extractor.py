@@ -180,15 +180,15 @@ def test_remembered_statement_with_a_known_shape_keeps_its_subject():
 
 
 @pytest.mark.parametrize(("text", "content", "date_text", "date"), [
-    ("I'm flying to Tokyo next Friday", "The user is flying to Tokyo next Friday", "next Friday", "2025-03-14"),
-    ("My appointment is on March 3rd", "The user's appointment is on March 3rd", "March 3rd", "2025-03-03"),
-    ("I'll be on vacation from 1 to 15 August", "The user will be on vacation from 1 to 15 August",
+    ("I'm flying to Tokyo next Friday", "The user is flying to Tokyo next Friday (2025-03-14)", "next Friday", "2025-03-14"),
+    ("My appointment is on March 3rd", "The user's appointment is on March 3rd (2025-03-03)", "March 3rd", "2025-03-03"),
+    ("I'll be on vacation from 1 to 15 August", "The user will be on vacation from 1 to 15 August (2025-08-01 to 2025-08-15)",
      "from 1 to 15 August", "2025-08-01"),
-    ("I have a job interview this Thursday", "The user has a job interview this Thursday", "this Thursday",
+    ("I have a job interview this Thursday", "The user has a job interview this Thursday (2025-03-06)", "this Thursday",
      "2025-03-06"),
-    ("My flight is tomorrow", "The user's flight is tomorrow", "tomorrow", "2025-03-04"),
-    ("I'm moving house next month", "The user is moving house next month", "next month", "2025-04-01"),
-    ("My exam is on 2 January", "The user's exam is on 2 January", "2 January", "2026-01-02"),
+    ("My flight is tomorrow", "The user's flight is tomorrow (2025-03-04)", "tomorrow", "2025-03-04"),
+    ("I'm moving house next month", "The user is moving house next month (2025-04)", "next month", "2025-04-01"),
+    ("My exam is on 2 January", "The user's exam is on 2 January (2026-01-02)", "2 January", "2026-01-02"),
 ])
 def test_plans_keep_the_date_text_and_resolve_it_against_the_message_time(text, content, date_text, date):
     [candidate] = extract(text)  # messages are dated Monday 2025-03-03
@@ -281,7 +281,7 @@ def test_assistant_outcomes_are_episodes_naming_the_user():
     assert contents(outcomes) == [
         "The assistant opened ticket #4521 for Maya",
         "Support refunded €35.20 to Maya's original payment method",
-        "Maya's replacement was shipped this morning",
+        "Maya's replacement was shipped this morning (2025-03-03)",
     ]
     assert [outcome.metadata["kind"] for outcome in outcomes] == ["ticket", "refund", "replacement"]
     assert outcomes[1].metadata["amounts"] == ["€35.20"]

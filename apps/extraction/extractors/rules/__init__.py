@@ -8,7 +8,9 @@ refunds issued, replacements sent, "Issue: / Resolution:" lines) and identifiers
 hypotheticals produce nothing. Facts are written in the third person with the user's name when known.
 
 Modules: text (splitting, fillers), person (third-person rewriting), dates, lexicon (word lists), facts (user
-statements), commands (remember/forget/retractions), support (identifiers, contacts, outcomes), extractor.
+statements), commands (remember/forget/retractions), support (outcomes, and the user-clause hook for: identifiers
+(typed, "identifier:<kind>[:<value>]"), contacts (the user's phones and emails, contact channel and time), addresses,
+people (the user's contacts)), subjects (the subject names those use), extractor.
 """
 
 from apps.extraction.extractors.rules.extractor import RulesExtractor

@@ -20,6 +20,12 @@ _SHIP = re.compile(
     r"(?:(?:my|our|the)\s+(?:home|house|office|work|flat|apartment|place)(?:\s+at|\s*,)?\s+)?(?P<address>.+)$",
     re.I,
 )
+_WANT_SENT = re.compile(
+    r"^(?:I(?:'d|\s+would)\s+like|I\s+(?:want|need)|please\s+have|can\s+you\s+have|could\s+you\s+have|can|could)"
+    r"\s+(?P<object>it|them|this|that|(?:the|my|our)\s+(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:be\s+)?(?:shipped|sent"
+    r"|delivered|posted|mailed|forwarded|couriered)\s+(?:over\s+|instead\s+)?to\s+(?P<address>.+)$",
+    re.I,
+)
 _GOES_TO = re.compile(
     r"^(?:please\s+)?(?:all\s+)?(?P<object>deliveries|parcels|packages|orders|post|mail|shipments|invoices|bills"
     r"|the\s+(?:parcel|package|order|delivery|replacement|invoice|bill))\s+(?:should|can|must|need\s+to|will|have"
@@ -55,7 +61,8 @@ _QUALIFIER_KINDS = {
 _PURPOSE_KINDS = {"deliveries": "shipping", "delivery": "shipping", "shipping": "shipping", "billing": "billing",
                   "invoices": "billing", "post": "home", "correspondence": "home"}
 _BILLING_OBJECTS = re.compile(r"\b(?:invoices?|bills?|statements?|receipts?)\b", re.I)
-_TEMPLATES = {"home": "{possessive} home address is {address}", "shipping": "{possessive} shipping address is {address}",
+_TEMPLATES = {"home": "{possessive} home address is {address}",
+              "shipping": "{possessive} shipping address is {address}",
               "billing": "{possessive} billing address is {address}", "office": "{possessive} office is at {address}"}
 # Lowercase words that end an address: "... Cork before Friday", "... Cork and please hurry".
 _STOPS = frozenset(
@@ -65,7 +72,7 @@ _STOPS = frozenset(
 )
 _HOUSE_NUMBER = re.compile(r"\d{1,5}[A-Za-z]?(?:[-/]\d{1,5}[A-Za-z]?)?")
 _PO_BOX = re.compile(r"\b(?:p\.?\s?o\.?\s+box|post\s+office\s+box|postbox)\s+\d+", re.I)
-_REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+you|please)\b", re.I)
+_REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+(?:you|it|they|that)|please)\b", re.I)
 MAX_ADDRESS_WORDS = 20
 
 
@@ -107,7 +114,7 @@ def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Ca
         if kind is None and (match.group("owner") or "").lower() not in ("my", "our"):
             return []  # "the address is ..." may be anyone's
         kind = kind or "home"
-    elif match := _SHIP.match(text) or _GOES_TO.match(text):
+    elif match := _SHIP.match(text) or _WANT_SENT.match(text) or _GOES_TO.match(text):
         kind = "billing" if _BILLING_OBJECTS.search(match.group("object") or "") else "shipping"
     elif match := _BILL_TO.match(text):
         kind = "billing"

@@ -52,7 +52,8 @@ _OWN_PHONE = re.compile(
     rf"\s+(?:my\s+)?(?P<quals2>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})(?:(?P<noun2>{_PHONE_NOUN})\b(?:\s+number)?)?"
     rf"[\s,:-]*(?P<number2>{_PHONE_VALUE})"
     r"|\bbest\s+(?:number|phone(?:\s+number)?)(?:\s+(?:to\s+(?:call|reach|contact|text|ring)\s+me(?:\s+(?:on|at))?"
-    rf"|for\s+me))?\s*(?:is|:)\s*(?P<number3>{_PHONE_VALUE})",
+    rf"|for\s+me))?\s*(?:is|:)\s*(?P<number3>{_PHONE_VALUE})"
+    rf"|^I(?:'m|\s+am)\s+(?:reachable\s+|contactable\s+)?on\s+(?P<number4>{_PHONE_VALUE})$",
     re.I,
 )
 _PHONE_KINDS = {"work": "work", "office": "work", "business": "work", "direct": "work", "desk": "work",
@@ -104,7 +105,8 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
     """Phone numbers a phone word governs: "my mobile is ...", "call me on ...", "best number to reach me is ..."."""
     found = []
     for match in _OWN_PHONE.finditer(text):
-        number = (match.group("number") or match.group("number2") or match.group("number3")).strip()
+        number = next(match.group(key) for key in ("number", "number2", "number3", "number4") if match.group(key))
+        number = number.strip()
         digits = sum(char.isdigit() for char in number)
         if not 7 <= digits <= 15 or _ISO_DATE.fullmatch(number):
             continue
@@ -139,7 +141,8 @@ _VERB_CHANNELS = {"email": "email", "e-mail": "email", "emailed": "email", "e-ma
                   "texted": "text message", "texting": "text message", "sms": "text message",
                   "whatsapp": "WhatsApp", "message": "text message", "messaged": "text message",
                   "write": "post", "wrote": "post", "writing": "post"}
-_CHANNEL_VERB = r"(?:e-?mail(?:ed|ing)?|call(?:ed|ing)?|phon(?:e|ed|ing)|ring(?:ing)?|rang|text(?:ed|ing)?|sms|whatsapp|messag(?:e|ed|ing)|writ(?:e|ing)|wrote)"
+_CHANNEL_VERB = (r"(?:e-?mail(?:ed|ing)?|call(?:ed|ing)?|phon(?:e|ed|ing)|ring(?:ing)?|rang|text(?:ed|ing)?|sms"
+                 r"|whatsapp|messag(?:e|ed|ing)|writ(?:e|ing)|wrote)")
 _PASSIVE_VERBS = {"phone": "called", "text message": "texted", "email": "emailed", "WhatsApp": "messaged on WhatsApp",
                   "post": "written to", None: "contacted"}
 _ASK = r"^(?:(?:please|kindly|just|only|also|can\s+you|could\s+you|would\s+you|will\s+you|you\s+can)\s+)*"
@@ -182,13 +185,15 @@ _DONT_TAIL = re.compile(r"^[\s,]*(?:(?:again|at\s+all|any\s?more|on\s+this\s+num
 _CANT_TAKE = re.compile(
     r"^I\s+(?:can't|cannot|can\s+not|am\s+unable\s+to|'m\s+unable\s+to|won't\s+be\s+able\s+to|don't|do\s+not|never)"
     r"(?:\s+(?:usually|always|really|normally))?\s+(?:take|answer|pick\s+up|receive|check|get)\s+(?:any\s+)?"
-    r"(?P<what>(?:phone\s+)?calls|the\s+phone|my\s+phone|e-?mails?|my\s+e-?mails?|texts|text\s+messages)\b(?P<tail>.*)$",
+    r"(?P<what>(?:phone\s+)?calls|the\s+phone|my\s+phone|e-?mails?|my\s+e-?mails?|texts|text\s+messages)\b"
+    r"(?P<tail>.*)$",
     re.I,
 )
 _CLOCK = r"(?:\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|h|o'clock)?|noon|midday|midnight)"
 _DAYS = r"(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekdays|weekends|week\s*days)"
 _WINDOW = re.compile(
-    rf"^(?:only\s+|usually\s+|ideally\s+|preferably\s+)?(?:(?:before|after|from|until|till|past|between|around)\s+{_CLOCK}"
+    r"^(?:only\s+|usually\s+|ideally\s+|preferably\s+)?"
+    rf"(?:(?:before|after|from|until|till|past|between|around)\s+{_CLOCK}"
     rf"(?:\s*(?:and|-|to|until|till)\s*{_CLOCK})?"
     r"|(?:in\s+the\s+|during\s+the\s+|on\s+|at\s+|in\s+)?(?:early\s+|late\s+)?(?:mornings?|afternoons?|evenings?"
     rf"|nights?|daytime|lunch\s*time|{_DAYS})\b"
@@ -214,6 +219,7 @@ _TIME_ASK = re.compile(
     r"\s+(?:are|is|work)\s+(?:best|better|easiest|ideal)\b.*$",
     re.I,
 )
+_LEADING_NUMBER = re.compile(rf"^\s*(?:on|at)\s+(?:{_PHONE_VALUE}|{EMAIL.pattern})", re.I)
 _UNSURE = re.compile(r"\b(?:maybe|perhaps|might|not\s+sure|wondering|I\s+wonder|suppose|imagine|I\s+wish|if\s+I"
                      r"|hypothetical(?:ly)?)\b", re.I)
 _POLITE_PREFERENCE = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:prefer|rather)\b", re.I)
@@ -222,8 +228,8 @@ _POLITE_PREFERENCE = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:p
 def contact_preferences(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     """"Contact me by email, not phone" (the channel) and "best to call after 6pm" (the time): one subject each."""
     text = clause.text
-    if _UNSURE.search(text) or (clause.question and not _REQUEST.match(text)):
-        return []
+    if _UNSURE.search(text) or (clause.question and not (_REQUEST.match(text) or _DONT.match(text))):
+        return []  # a question asks; "Don't call me" only looks like one
     if clause.uncertain and not _POLITE_PREFERENCE.match(text) and not clause.question:
         return []
     return _contact_time(text, ctx) or _contact_channel(text, ctx)
@@ -264,7 +270,7 @@ def _contact_channel(text: str, ctx: RuleContext) -> list[Candidate]:
         return [_channel_candidate(ctx, channel, _channel(tail.group("avoid")))] if channel and tail else []
     if match := _VERB_ME.match(text):
         channel = _channel(match.group("verb"))
-        tail = _CHANNEL_TAIL.match(match.group("tail"))
+        tail = _CHANNEL_TAIL.match(_LEADING_NUMBER.sub("", match.group("tail")))  # "text me on 087 ... instead"
         # "email me the invoice" asks for a document; "text me instead" / "call me rather than emailing" is a standing
         # preference; a bare "call me" asks for a call now.
         if not tail or (channel == "phone" and not tail.group("avoid") and "instead" not in match.group("tail")):
@@ -308,8 +314,10 @@ def _contact_time(text: str, ctx: RuleContext) -> list[Candidate]:
         groups = match.groupdict()
         raw_when = next((groups[key] for key in ("when", "when2", "when3", "when4") if groups[key]), None)
         verb = next((groups[key] for key in ("verb", "verb2", "verb3") if groups[key]), None)
+        if groups["when2"]:  # "reach me on +44 7700 900123 after 6pm": the number is contacts()'s
+            raw_when = _LEADING_NUMBER.sub("", raw_when)
         if raw_when is None:  # "mornings are best"
-            window = groups["when5"]
+            window = groups["when5"].lower()
             content = person.sentence(f"prefers to be contacted in the {window}" if not window.lower().startswith(
                 ("after", "before")) else f"prefers to be contacted {window}")
         else:

@@ -297,3 +297,8 @@ def with_resolved_date(content: str, metadata: dict) -> str:
     if f"({note})" in content:
         return content
     return f"{content[:end]} ({note}){content[end:]}"
+
+
+# The note with_resolved_date adds, for code that rewrites a date phrase and must drop the old note first.
+RESOLVED_DATE_NOTE = re.compile(r"\s\((?:week of )?(?:19|20)\d{2}(?:-\d{2}(?:-\d{2})?)?"
+                                r"(?: to (?:19|20)\d{2}-\d{2}-\d{2})?\)")

@@ -73,10 +73,10 @@ _QUALIFIER_NOUNS = {"number": "number", "numbers": "number", "num": "number", "n
 
 _KIND_ALTERNATION = "|".join(re.escape(word).replace(r"\ ", r"[\s-]+")
                              for word in sorted(KIND_WORDS, key=len, reverse=True))
-_QUALIFIER = r"(?:card|numbers?|num|nr|nos?\.?|ids?|codes?|references?|refs?)"
+_QUALIFIER = r"(?:card|numbers?|num|nr|nos?|ids?|codes?|references?|refs?)\b\.?"
 _ID = rf"(?!(?:{_KIND_ALTERNATION})s?\b)#?[A-Za-z0-9][A-Za-z0-9_-]*(?:[ ]\d{{3,10}}(?![\w-]))*"
 _IDENTIFIER = re.compile(
-    rf"\b(?P<kind>{_KIND_ALTERNATION})s?\b(?P<qual>(?:\s*{_QUALIFIER}\b)*)"
+    rf"\b(?P<kind>{_KIND_ALTERNATION})s?\b(?P<qual>(?:\s*{_QUALIFIER})*)"
     rf"\s*(?:(?:is|was|are|were)(?:\s+now)?\s+|[:=]\s*|-\s+)?(?P<ids>{_ID}(?:(?:\s*,\s*(?:and\s+|&\s+)?"
     rf"|\s+(?:and|&|or)\s+|\s*/\s*){_ID})*)",
     re.I,

@@ -21,7 +21,8 @@ _RELATION_WORDS = "|".join(sorted((re.escape(word) for word in lexicon.CONTACT_R
 _MODIFIERS = "|".join(sorted(lexicon.CONTACT_RELATION_MODIFIERS))
 _RELATION = rf"(?P<said>(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS}))"
 _NAME = r"(?-i:(?P<name>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}))"
-_ASK = r"^(?:(?:please|kindly|also|and|can\s+you|could\s+you|would\s+you|will\s+you|you\s+can|you\s+may|feel\s+free\s+to)\s+)*"
+_ASK = (r"^(?:(?:please|kindly|also|and|can\s+you|could\s+you|would\s+you|will\s+you|you\s+can|you\s+may"
+        r"|feel\s+free\s+to)\s+)*")
 _ADVERBS = r"(?:(?:also|usually|normally|now|always|generally|mostly|sometimes|often|currently|still)\s+)*"
 _HOLDER = (r"account\s+holder|holder|contact|user|owner|admin|administrator|payer|bill\s+payer|signatory"
            r"|policy\s*holder|driver|person|decision[- ]maker|point\s+of\s+contact|manager|guarantor|tenant")
@@ -149,7 +150,7 @@ def _copy(match: re.Match, ctx: RuleContext) -> list[Candidate]:
     if match.group("relation"):
         said, relation, name, rest = match.group("said"), match.group("relation"), match.group("name"), match.group(
             "rest")
-        wants = "copied on their emails"
+        wants = "copied on emails"
     else:
         said, relation, name, rest = (match.group("r2_said"), match.group("r2_relation"), match.group("r2_name"),
                                       match.group("r2_rest"))

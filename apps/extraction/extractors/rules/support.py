@@ -23,6 +23,13 @@ __all__ = ["EMAIL", "PHONE", "contacts", "identifier_kind", "identifiers", "key_
            "record_name", "support_clause"]
 
 _POLITE_WISH = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:like|prefer|rather|love)\b", re.I)
+# A condition on how a standing fact is used ("... on 087 555 1212 if I'm not available") leaves the fact standing;
+# a hypothetical ("if I moved ...", "maybe my wife ...") does not.
+_TRAILING_CONDITION = re.compile(r",?\s+(?:if|unless|in\s+case|whenever|when)\b.*$", re.I)
+_HYPOTHETICAL = re.compile(r"^(?:if|unless|suppose|supposing|imagine|assuming|what\s+if|in\s+case|let's\s+say|even\s+if"
+                           r"|when|whenever|once|as\s+soon\s+as)\b|\b(?:maybe|perhaps|might|may|wish|wonder|wondering"
+                           r"|thinking\s+(?:about|of)|considering|not\s+sure|hypothetical(?:ly)?|in\s+theory|would"
+                           r"|could|I'd)\b", re.I)
 
 
 def support_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
@@ -30,7 +37,7 @@ def support_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     contact them. Read before the general fact rules, which would take "my wife Sara is the account holder" or
     "please don't call me" for something else; [] leaves the clause to them."""
     text = clause.text
-    if clause.uncertain and not _POLITE_WISH.match(text):
+    if clause.uncertain and not _POLITE_WISH.match(text) and _HYPOTHETICAL.search(_TRAILING_CONDITION.sub("", text)):
         return contact_preferences(clause, ctx)
     return (people(text, ctx, question=clause.question) or addresses(text, ctx, question=clause.question)
             or contact_preferences(clause, ctx))
@@ -165,7 +172,8 @@ _KEY_VALUE = re.compile(
     r"^\s*(?:[-*\u2022]\s*)?(?P<key>issue|problem|complaint|reason\s+for\s+contact|resolution|resolved|outcome"
     r"|actions?\s+taken|next\s+steps?|follow[- ]up|status|summary|root\s+cause|fix|refund|customer\s+name|name|e-?mail"
     r"|phone(?:\s+number)?|mobile(?:\s+number)?|(?:work|home|office)\s+(?:phone|number)(?:\s+number)?|landline"
-    r"|work\s+e-?mail|(?:(?:home|shipping|delivery|billing|postal|mailing|office|work)\s+)?address)\s*:\s*(?P<value>\S.*)$",
+    r"|work\s+e-?mail|(?:(?:home|shipping|delivery|billing|postal|mailing|office|work)\s+)?address)"
+    r"\s*:\s*(?P<value>\S.*)$",
     re.I,
 )
 _CASE_TEMPLATES = {
@@ -219,7 +227,8 @@ def key_value_line(line: str, ctx: RuleContext) -> list[Candidate] | None:
                               tags=("pii", "contact", "address"), metadata={"pii": True, "kind": kind})
                 ] if address else []
     if PHONE.fullmatch(value):
-        kind = "work" if key.startswith(("work", "office")) else "home" if key.startswith(("home", "landline")) else None
+        kind = ("work" if key.startswith(("work", "office"))
+                else "home" if key.startswith(("home", "landline")) else None)
         label = f"{kind} phone number" if kind else "phone number"
         return [ctx.candidate(f"{person.possessive} {label} is {value}", confidence=0.9, rule="record.phone",
                               subject=phone_subject(kind), tags=("pii", "contact"), metadata={"pii": True})]

@@ -1,0 +1,430 @@
+"""RulesExtractor on support conversations: typed identifiers, the user's own phones and emails, contact channel and
+time, addresses, the user's contacts, agent actions, and resolved dates in content.
+
+Pure Python: no database, no network. Messages are dated Saturday 2026-03-14 unless a test says otherwise.
+"""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from apps.extraction.extractors.base import Candidate, ConversationMessage
+from apps.extraction.extractors.rules import RulesExtractor
+from apps.extraction.extractors.rules.dates import find_dates, with_resolved_date
+from apps.extraction.extractors.rules.subjects import CONTACT_CHANNEL, CONTACT_TIME
+
+SENT_AT = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
+extractor = RulesExtractor()
+
+
+def extract(*texts: str, role: str = "user", created_at=SENT_AT, user_name=None) -> list[Candidate]:
+    messages = [ConversationMessage(seq=index + 1, role=role, text=text, created_at=created_at)
+                for index, text in enumerate(texts)]
+    return extractor.extract(messages=messages, existing=[], user_name=user_name)
+
+
+def subjects(candidates: list[Candidate]) -> list[str | None]:
+    return [candidate.subject for candidate in candidates]
+
+
+def one(candidates: list[Candidate], subject: str) -> Candidate:
+    matching = [candidate for candidate in candidates if candidate.subject == subject]
+    assert len(matching) == 1, [(c.subject, c.content) for c in candidates]
+    return matching[0]
+
+
+def phones(candidates: list[Candidate]) -> list[Candidate]:
+    return [candidate for candidate in candidates if (candidate.subject or "").split(":")[0] == "phone"]
+
+
+def own_emails(candidates: list[Candidate]) -> list[Candidate]:
+    return [candidate for candidate in candidates if (candidate.subject or "").split(":")[0] == "email"
+            or candidate.metadata["rule"].startswith("contact.email")]
+
+
+# --- 1. Typed identifiers; a number is a phone number only when it is said to be one ----------------------
+
+def test_a_loyalty_number_is_an_identifier_and_never_a_phone_number():
+    candidates = extract("My loyalty number is LX-5520-1188.")
+
+    assert phones(candidates) == []
+    loyalty = one(candidates, "identifier:loyalty")
+    assert loyalty.content == "The user's loyalty number is LX-5520-1188"
+    assert loyalty.metadata["identifier"] == "LX-5520-1188" and loyalty.metadata["pii"] is True
+
+
+@pytest.mark.parametrize("text", [
+    "My account number is 55201188",
+    "My policy number is 5520 1188 77",
+    "my membership number: 0045 7781 22",
+    "My customer number is 5520118",
+    "Our PO number is 4500012345",
+    "The tracking number is 5520118833",
+    "My booking reference is 5520118",
+    "My IMEI is 356938035643809",
+    "My SIM number is 8944 1234 5678 9012 345",
+    "my card number is 4111 1111 1111 1111",
+    "My sort code is 90-00-17 and the invoice number is 55201188",
+    "I called about ticket 55201188 from my phone",
+    "My number for the loyalty scheme is 5520 1188",
+    "My phone account number is 8812 3456",
+])
+def test_a_number_named_as_another_kind_of_identifier_is_never_a_phone_number(text):
+    assert phones(extract(text)) == []
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("My mobile is +33 6 12 34 56 78.", "phone", "The user's mobile number is +33 6 12 34 56 78"),
+    ("My phone number is +1 (555) 123-4567", "phone", "The user's phone number is +1 (555) 123-4567"),
+    ("Call me on 087 123 4567", "phone", "The user's phone number is 087 123 4567"),
+    ("You can reach me at +44 7700 900123", "phone", "The user's phone number is +44 7700 900123"),
+    ("The best number to reach me on is 087 123 4567", "phone", "The user's phone number is 087 123 4567"),
+    ("I'm on 07700 900123", "phone", "The user's phone number is 07700 900123"),
+    ("My work number is 01 234 5678", "phone:work", "The user's work phone number is 01 234 5678"),
+    ("My office phone: 01 234 5678", "phone:work", "The user's work phone number is 01 234 5678"),
+    ("My home phone is 01 234 5678", "phone:home", "The user's home phone number is 01 234 5678"),
+    ("My landline is 01 234 5678", "phone:home", "The user's home phone number is 01 234 5678"),
+    ("My WhatsApp is +34 600 123 456", "phone:whatsapp", "The user's WhatsApp number is +34 600 123 456"),
+])
+def test_a_phone_word_governing_the_number_makes_it_the_users_phone_of_that_kind(text, subject, content):
+    [phone] = phones(extract(text))
+
+    assert (phone.subject, phone.content) == (subject, content)
+    assert phone.metadata["pii"] is True and "pii" in phone.tags
+
+
+def test_work_number_and_mobile_in_one_message_are_two_subjects():
+    candidates = extract("My work number is 01 234 5678 and my mobile is 087 123 4567.")
+
+    assert one(candidates, "phone:work").content.endswith("01 234 5678")
+    assert one(candidates, "phone").content.endswith("087 123 4567")
+
+
+def test_a_new_mobile_has_the_mobiles_subject():
+    [old] = phones(extract("My mobile is 087 123 4567"))
+    [new] = phones(extract("My new mobile is 087 765 4321"))
+
+    assert old.subject == new.subject == "phone"
+    assert new.content == "The user's mobile number is 087 765 4321"
+
+
+@pytest.mark.parametrize("text", [
+    "My wife's mobile is 087 999 8888",
+    "his number is 087 999 8888",
+    "Their phone number is 01 555 1234",
+    "My old number was 087 000 1111",
+    "Call 0800 123 4567 for help, they said",
+])
+def test_someone_elses_or_a_past_number_is_not_the_users_phone(text):
+    assert phones(extract(text)) == []
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("My work email is a.b@corp.example", "email:work", "The user's work email address is a.b@corp.example"),
+    ("My personal email is me@home.example", "email", "The user's email address is me@home.example"),
+    ("my email is me@home.example", "email", "The user's email address is me@home.example"),
+])
+def test_work_and_personal_emails_have_their_own_subjects(text, subject, content):
+    [email] = own_emails(extract(text))
+
+    assert (email.subject, email.content) == (subject, content)
+
+
+def test_work_and_personal_email_in_one_clause_are_told_apart():
+    candidates = extract("My work email is a.b@corp.example, personal is me@home.example")
+
+    assert one(candidates, "email:work").metadata["value"] == "a.b@corp.example"
+    assert one(candidates, "email").metadata["value"] == "me@home.example"
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("My frequent flyer number is BA 12345678", "identifier:frequent-flyer",
+     "The user's frequent-flyer number is BA 12345678"),
+    ("my frequent-flier no. is FF-0099123", "identifier:frequent-flyer",
+     "The user's frequent-flyer number is FF-0099123"),
+    ("My member number is 0045 7781 and I joined in 2019", "identifier:membership",
+     "The user's membership number is 0045 7781"),
+    ("My customer ID is C-99812", "identifier:customer", "The user's customer ID is C-99812"),
+    ("My patient number is 884-221", "identifier:patient", "The user's patient number is 884-221"),
+    ("Our VAT number is IE1234567T", "identifier:vat", "The user's VAT number is IE1234567T"),
+    ("My policy number is POL-88-1234", "identifier:policy:POL-88-1234", "The user has policy number POL-88-1234"),
+    ("My IBAN is IE29 AIBK 9311 5212 3456 78", "identifier:iban:IE29 AIBK 9311 5212 3456 78",
+     "The user has IBAN IE29 AIBK 9311 5212 3456 78"),
+    ("my sort code is 90-00-17", "identifier:sort-code:90-00-17", "The user has sort code 90-00-17"),
+    ("My claim reference is CLM-20394", "identifier:claim:CLM-20394", "The user has claim reference CLM-20394"),
+])
+def test_each_identifier_kind_has_its_own_subject_and_a_readable_sentence(text, subject, content):
+    candidate = one(extract(text), subject)
+
+    assert candidate.content == content
+    assert candidate.metadata["rule"].startswith("identifier.")
+
+
+def test_a_new_loyalty_number_takes_the_old_ones_subject_but_orders_never_do():
+    [first] = extract("My loyalty number is LX-1111")
+    [second] = extract("My new loyalty number is LX-2222")
+    orders = extract("I have two orders: order 12345 and order 67890")
+
+    assert first.subject == second.subject == "identifier:loyalty"
+    assert sorted(subjects(orders)) == ["identifier:order:12345", "identifier:order:67890"]
+
+
+@pytest.mark.parametrize("text", [
+    "My card ending 4821 was charged twice",
+    "The charge went on my Visa ending in 4821",
+    "The last four digits of my card are 4821",
+    "It was the card number ending with 4821",
+])
+def test_a_card_is_kept_by_the_last_four_digits_the_customer_gives(text):
+    card = one(extract(text), "identifier:card:4821")
+
+    assert card.content == "The user's card ends in 4821"
+    assert card.metadata["pii"] is True
+
+
+@pytest.mark.parametrize("text", [
+    "My card number is 4111 1111 1111 1111",
+    "card 4111111111111111 was declined",
+    "The last four digits are 4821",
+])
+def test_a_full_card_number_or_an_unnamed_last_four_is_never_stored(text):
+    candidates = extract(text)
+
+    assert not any("4111" in candidate.content for candidate in candidates)
+    assert not any((candidate.subject or "").startswith("identifier:card") for candidate in candidates)
+
+
+def test_someone_elses_personal_identifier_is_not_the_users():
+    candidates = extract("My wife Sara's passport number is P1234567")
+
+    assert not any((candidate.subject or "").startswith("identifier:") for candidate in candidates)
+    assert one(candidates, "contact:wife:passport number").metadata["relation"] == "wife"
+
+
+# --- 2. Contact channel and time ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Please contact me by email, not phone", "The user prefers to be contacted by email, not phone"),
+    ("I'd prefer email", "The user prefers to be contacted by email"),
+    ("I prefer to be contacted via WhatsApp", "The user prefers to be contacted by WhatsApp"),
+    ("Don't call me, email instead", "The user prefers to be contacted by email, not phone"),
+    ("Please text me instead of calling", "The user prefers to be contacted by text message, not phone"),
+    ("I'd rather you emailed me", "The user prefers to be contacted by email"),
+    ("The best way to reach me is email", "The user prefers to be contacted by email"),
+    ("Please don't call me", "The user does not want to be contacted by phone"),
+    ("I can't take calls", "The user does not want to be contacted by phone"),
+])
+def test_contact_channel_is_one_preference_subject(text, content):
+    [candidate] = [c for c in extract(text) if c.subject == CONTACT_CHANNEL]
+
+    assert candidate.content == content
+    assert candidate.memory_type == "preference"
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Best to call after 6pm", "The user prefers to be called after 6pm"),
+    ("Please only call me between 9 and 5", "The user prefers to be called between 9 and 5"),
+    ("Never call me before 9am please", "The user does not want to be called before 9am"),
+    ("I'm only available in the mornings", "The user is only available in the mornings"),
+    ("The best time to reach me is after work", "The user prefers to be contacted after work"),
+    ("Mornings are best for me", "The user prefers to be contacted in the mornings"),
+])
+def test_contact_time_is_one_preference_subject(text, content):
+    [candidate] = [c for c in extract(text) if c.subject == CONTACT_TIME]
+
+    assert candidate.content == content
+    assert candidate.memory_type == "preference"
+
+
+def test_text_me_because_no_calls_at_work_gives_the_channel_and_the_time():
+    candidates = extract("Text me, I can't take calls at work")
+
+    assert one(candidates, CONTACT_CHANNEL).content == "The user prefers to be contacted by text message"
+    assert one(candidates, CONTACT_TIME).content == "The user can't take calls at work"
+
+
+def test_a_number_with_a_channel_gives_the_phone_and_the_preference():
+    candidates = extract("Text me on 087 123 4567 instead")
+
+    assert one(candidates, "phone").content == "The user's phone number is 087 123 4567"
+    assert one(candidates, CONTACT_CHANNEL).metadata["value"] == "text message"
+
+
+@pytest.mark.parametrize("text", [
+    "Email me the receipt please", "Please call me", "Can you call me?", "Don't email me the receipt yet",
+    "Do you call customers before 9am?", "I prefer phone cases with a grip", "I'm available next Tuesday",
+    "Maybe email would be better",
+])
+def test_requests_questions_and_other_preferences_are_not_contact_preferences(text):
+    assert not {CONTACT_CHANNEL, CONTACT_TIME} & set(subjects(extract(text)))
+
+
+# --- 3. Addresses -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "subject", "address"), [
+    ("Ship it to 4 Harbour Road, Cork.", "address:shipping", "4 Harbour Road, Cork"),
+    ("My address is 12 Elm Street, Leeds LS1 4AB, and please hurry", "address:home", "12 Elm Street, Leeds LS1 4AB"),
+    ("Deliver to 221B Baker Street, London NW1 6XE before Friday", "address:shipping",
+     "221B Baker Street, London NW1 6XE"),
+    ("Our office is at 5 King Street, Manchester M2 4LQ", "address:office", "5 King Street, Manchester M2 4LQ"),
+    ("The billing address is Unit 3, Riverside Park, Dublin 8", "address:billing", "Unit 3, Riverside Park, Dublin 8"),
+    ("I'd like it delivered to 7 Orchard Lane, Bath BA1 2XY please", "address:shipping",
+     "7 Orchard Lane, Bath BA1 2XY"),
+    ("Could you send the invoice to 10 Quay Street, Galway H91 X2Y3?", "address:billing",
+     "10 Quay Street, Galway H91 X2Y3"),
+    ("I live at 33 Rue de Rivoli, 75001 Paris", "address:home", "33 Rue de Rivoli, 75001 Paris"),
+    ("My new address is Flat 2, 8 Mill Lane, York YO1 7HH", "address:home", "Flat 2, 8 Mill Lane, York YO1 7HH"),
+])
+def test_an_address_is_kept_whole_with_a_subject_for_its_kind(text, subject, address):
+    candidate = one(extract(text), subject)
+
+    assert candidate.metadata["value"] == address
+    assert address in candidate.content
+    assert candidate.metadata["pii"] is True
+
+
+@pytest.mark.parametrize("text", [
+    "Send it to my office", "Ship to 5 different countries", "Our office is on the 3rd floor",
+    "Do you ship to 4 Harbour Road?", "Send it to my email please", "The address is wrong",
+    "If you could ship it to 4 Harbour Road that would be great",
+])
+def test_things_that_are_not_a_stated_address_give_none(text):
+    assert not any((subject or "").startswith("address:") for subject in subjects(extract(text)))
+
+
+def test_home_billing_and_shipping_addresses_are_separate_subjects():
+    home = extract("My address is 12 Elm Street, Leeds")
+    moved = extract("My new address is 40 Park Avenue, York")
+    billing = extract("My billing address is 1 Bank Place, Leeds")
+
+    assert subjects(home) == subjects(moved) == ["address:home"]
+    assert subjects(billing) == ["address:billing"]
+
+
+# --- 4. The user's contacts --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "subject", "content", "details"), [
+    ("My assistant Tom books my travel, tom@example.com", "contact:assistant",
+     "The user's assistant Tom books their travel, tom@example.com", {"name": "Tom", "email": "tom@example.com"}),
+    ("My wife Sara is the account holder", "contact:wife", "The user's wife Sara is the account holder",
+     {"name": "Sara"}),
+    ("Please cc my accountant, Priya Shah (priya@example.com)", "contact:accountant",
+     "The user wants their accountant Priya Shah (priya@example.com) copied on emails",
+     {"name": "Priya Shah", "email": "priya@example.com"}),
+    ("My colleague Dev handles billing", "contact:colleague:dev", "The user's colleague Dev handles billing",
+     {"name": "Dev"}),
+    ("You can speak to my husband Mark on 087 555 1212 if I'm not available", "contact:husband",
+     "The assistant can speak to the user's husband Mark on 087 555 1212", {"phone": "087 555 1212"}),
+    ("My wife's email is sara@example.com", "contact:wife:email", "The user's wife's email is sara@example.com",
+     {"email": "sara@example.com"}),
+    ("Please also send updates to my wife Sara at sara@example.com", "contact:wife",
+     "The user wants their wife Sara (sara@example.com) to receive updates", {"email": "sara@example.com"}),
+])
+def test_a_contact_of_the_user_is_one_memory_and_their_details_never_the_users(text, subject, content, details):
+    candidates = extract(text)
+
+    contact = one(candidates, subject)
+    assert contact.content.startswith(content)
+    assert details.items() <= contact.metadata.items()
+    assert own_emails(candidates) == [] and phones(candidates) == []
+
+
+def test_a_new_assistant_takes_the_old_ones_subject_while_colleagues_are_told_apart_by_name():
+    assert subjects(extract("My assistant Tom books my travel")) == subjects(
+        extract("My assistant Jane handles my bookings now")) == ["contact:assistant"]
+    assert subjects(extract("My colleague Dev handles billing")) != subjects(
+        extract("My colleague Ana handles billing"))
+
+
+def test_a_family_name_stays_a_family_fact():
+    candidates = extract("My wife's name is Sara")
+
+    assert not any((subject or "").startswith("contact:") for subject in subjects(candidates))
+
+
+# --- 5. What the agent did ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("I've cancelled order 5512 for you.", ["cancelled order 5512"]),
+    ("Refund of €40 issued.", ["Refund of €40 issued"]),
+    ("I've booked you in for Tuesday 14 May at 10:30.",
+     ["booked the user in for Tuesday 14 May (2026-05-14) at 10:30"]),
+    ("A replacement has been dispatched.", ["A replacement has been dispatched"]),
+    ("I've escalated this to our billing team, case 88123.", ["escalated this to the billing team, case 88123"]),
+    ("Credit of $15 applied to your account.", ["Credit of $15 applied to the user's account"]),
+    ("Engineer visit scheduled for next Monday.", ["Engineer visit scheduled for next Monday (2026-03-16)"]),
+    ("An engineer will visit next Monday between 8am and 12pm.", ["will visit next Monday (2026-03-16)"]),
+    ("I'll call you back tomorrow at 3pm.", ["will call the user back tomorrow (2026-03-15) at 3pm"]),
+])
+def test_agent_actions_that_matter_later_are_episodes_keeping_amounts_ids_and_dates(text, kept):
+    episodes = [c for c in extract(text, role="assistant") if c.memory_type == "episode"]
+
+    assert len(episodes) == 1, [c.content for c in episodes]
+    assert all(part in episodes[0].content for part in kept), episodes[0].content
+    assert episodes[0].metadata["rule"].startswith("support.outcome")
+
+
+@pytest.mark.parametrize("text", [
+    "Let me check that for you.", "I'll look into it.", "You could try restarting the router.",
+    "I can issue a refund if the item is returned.", "Would you like me to book an engineer visit for Monday?",
+    "We can send a replacement once the old one is back.", "I'll get back to you.",
+    "If it doesn't arrive by Friday, I'll open a ticket.",
+])
+def test_procedure_talk_offers_and_conditionals_are_not_agent_actions(text):
+    assert [c for c in extract(text, role="assistant") if c.memory_type == "episode"] == []
+
+
+# --- 6. Resolved dates in content --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("My lease ends on 30 June", "The user's lease ends on 30 June (2026-06-30)"),
+    ("I'm flying to Lisbon next Friday", "The user is flying to Lisbon next Friday (2026-03-20)"),
+    ("I'll be away from 1 to 15 August", "The user will be away from 1 to 15 August (2026-08-01 to 2026-08-15)"),
+    ("I'm moving house next month", "The user is moving house next month (2026-04)"),
+    ("My lease ends on 30 June 2027", "The user's lease ends on 30 June 2027"),
+])
+def test_a_kept_date_phrase_is_followed_by_the_date_it_resolves_to(text, content):
+    [candidate] = extract(text)
+
+    assert candidate.content == content
+
+
+def test_without_a_message_time_the_phrase_stays_alone():
+    [candidate] = extract("My lease ends on 30 June", created_at=None)
+
+    assert candidate.content == "The user's lease ends on 30 June"
+
+
+def test_with_resolved_date_is_idempotent_and_leaves_contents_without_the_phrase():
+    metadata = find_dates("next Friday", SENT_AT.date())[0].metadata()
+
+    once = with_resolved_date("Visit next Friday", metadata)
+    assert once == "Visit next Friday (2026-03-20)"
+    assert with_resolved_date(once, metadata) == once
+    assert with_resolved_date("A visit is planned", metadata) == "A visit is planned"
+    assert with_resolved_date("Visit next Friday", {"date_text": "next Friday"}) == "Visit next Friday"
+
+
+def test_adversarial_support_input_finishes_quickly():
+    import time
+
+    texts = [
+        "my mobile is " + "1 " * 5000, "Ship it to " + "4 Harbour " * 3000, "my wife " + "Sara " * 3000 + "is here",
+        "please contact me by email " + "not " * 4000, "best to call after " + "6pm " * 4000,
+        "my loyalty number is " + "12345 " * 3000, "my card ending " + "4821 " * 3000, "IBAN " + "IE29 " * 3000,
+        "call me on " + "+1 (2) " * 3000, "my " + "work " * 4000 + "number is 0871234567",
+    ]
+    for role in ("user", "assistant"):
+        for text in texts:
+            started = time.perf_counter()
+            extract(text, role=role)
+            assert time.perf_counter() - started < 2.0, text[:40]
+
+
+def test_crm_lines_give_typed_phone_email_and_address_records():
+    candidates = extract("Work phone: +353 1 234 5678\nWork email: ines@corp.example\n"
+                         "Shipping address: 4 Harbour Road, Cork T12 AB34", role="system")
+
+    assert one(candidates, "phone:work").content == "The user's work phone number is +353 1 234 5678"
+    assert one(candidates, "email:work").content == "The user's work email address is ines@corp.example"
+    assert one(candidates, "address:shipping").content == "The user's shipping address is 4 Harbour Road, Cork T12 AB34"
