@@ -85,6 +85,10 @@ def test_a_number_named_as_another_kind_of_identifier_is_never_a_phone_number(te
     ("My home phone is 01 234 5678", "phone:home", "The user's home phone number is 01 234 5678"),
     ("My landline is 01 234 5678", "phone:home", "The user's home phone number is 01 234 5678"),
     ("My WhatsApp is +34 600 123 456", "phone:whatsapp", "The user's WhatsApp number is +34 600 123 456"),
+    ("My number changed, it's now 085 444 5566", "phone", "The user's phone number is 085 444 5566"),
+    ("Can you call me back on 087 123 4567?", "phone", "The user's phone number is 087 123 4567"),
+    ("Call me at home on 01 222 3333", "phone:home", "The user's home phone number is 01 222 3333"),
+    ("Reach me at work on 01 444 5555 ext 12", "phone:work", "The user's work phone number is 01 444 5555"),
 ])
 def test_a_phone_word_governing_the_number_makes_it_the_users_phone_of_that_kind(text, subject, content):
     [phone] = phones(extract(text))
@@ -151,6 +155,7 @@ def test_work_and_personal_email_in_one_clause_are_told_apart():
     ("My IBAN is IE29 AIBK 9311 5212 3456 78", "identifier:iban:IE29 AIBK 9311 5212 3456 78",
      "The user has IBAN IE29 AIBK 9311 5212 3456 78"),
     ("my sort code is 90-00-17", "identifier:sort-code:90-00-17", "The user has sort code 90-00-17"),
+    ("My MPRN is 10012345678", "identifier:meter:10012345678", "The user has meter number 10012345678"),
     ("My claim reference is CLM-20394", "identifier:claim:CLM-20394", "The user has claim reference CLM-20394"),
 ])
 def test_each_identifier_kind_has_its_own_subject_and_a_readable_sentence(text, subject, content):
@@ -213,6 +218,8 @@ def test_someone_elses_personal_identifier_is_not_the_users():
     ("The best way to reach me is email", "The user prefers to be contacted by email"),
     ("Please don't call me", "The user does not want to be contacted by phone"),
     ("I can't take calls", "The user does not want to be contacted by phone"),
+    ("Reply by email please", "The user prefers to be contacted by email"),
+    ("So please email rather than call", "The user prefers to be contacted by email, not phone"),
 ])
 def test_contact_channel_is_one_preference_subject(text, content):
     [candidate] = [c for c in extract(text) if c.subject == CONTACT_CHANNEL]
@@ -228,6 +235,9 @@ def test_contact_channel_is_one_preference_subject(text, content):
     ("I'm only available in the mornings", "The user is only available in the mornings"),
     ("The best time to reach me is after work", "The user prefers to be contacted after work"),
     ("Mornings are best for me", "The user prefers to be contacted in the mornings"),
+    ("Weekday evenings are best", "The user prefers to be contacted on weekday evenings"),
+    ("You can also reach me on my landline, 01 555 7788, in the evenings",
+     "The user prefers to be contacted in the evenings"),
 ])
 def test_contact_time_is_one_preference_subject(text, content):
     [candidate] = [c for c in extract(text) if c.subject == CONTACT_TIME]
@@ -253,7 +263,7 @@ def test_a_number_with_a_channel_gives_the_phone_and_the_preference():
 @pytest.mark.parametrize("text", [
     "Email me the receipt please", "Please call me", "Can you call me?", "Don't email me the receipt yet",
     "Do you call customers before 9am?", "I prefer phone cases with a grip", "I'm available next Tuesday",
-    "Maybe email would be better",
+    "Maybe email would be better", "Reach me at work on 01 444 5555", "Please email the team about it",
 ])
 def test_requests_questions_and_other_preferences_are_not_contact_preferences(text):
     assert not {CONTACT_CHANNEL, CONTACT_TIME} & set(subjects(extract(text)))
@@ -274,6 +284,11 @@ def test_requests_questions_and_other_preferences_are_not_contact_preferences(te
      "10 Quay Street, Galway H91 X2Y3"),
     ("I live at 33 Rue de Rivoli, 75001 Paris", "address:home", "33 Rue de Rivoli, 75001 Paris"),
     ("My new address is Flat 2, 8 Mill Lane, York YO1 7HH", "address:home", "Flat 2, 8 Mill Lane, York YO1 7HH"),
+    ("Please update my delivery address to 15 Main Street, Ennis, Co. Clare V95 X1Y2", "address:shipping",
+     "15 Main Street, Ennis, Co. Clare V95 X1Y2"),
+    ("Please send all correspondence to my PO Box 4411, Galway", "address:home", "PO Box 4411, Galway"),
+    ("I'm in apartment 4B, 27 Harbour View, Dun Laoghaire", "address:home",
+     "apartment 4B, 27 Harbour View, Dun Laoghaire"),
 ])
 def test_an_address_is_kept_whole_with_a_subject_for_its_kind(text, subject, address):
     candidate = one(extract(text), subject)
@@ -290,6 +305,13 @@ def test_an_address_is_kept_whole_with_a_subject_for_its_kind(text, subject, add
 ])
 def test_things_that_are_not_a_stated_address_give_none(text):
     assert not any((subject or "").startswith("address:") for subject in subjects(extract(text)))
+
+
+def test_one_address_for_two_kinds_gives_both():
+    candidates = extract("My billing and shipping address are the same: 3 The Green, Malahide")
+
+    assert sorted(subjects(candidates)) == ["address:billing", "address:shipping"]
+    assert {candidate.metadata["value"] for candidate in candidates} == {"3 The Green, Malahide"}
 
 
 def test_home_billing_and_shipping_addresses_are_separate_subjects():
@@ -315,6 +337,9 @@ def test_home_billing_and_shipping_addresses_are_separate_subjects():
      {"name": "Dev"}),
     ("You can speak to my husband Mark on 087 555 1212 if I'm not available", "contact:husband",
      "The assistant can speak to the user's husband Mark on 087 555 1212", {"phone": "087 555 1212"}),
+    ("My PA, Jo Bloggs (jo@example.com, 087 222 3344), manages my diary", "contact:assistant",
+     "The user's PA, Jo Bloggs (jo@example.com, 087 222 3344), manages their diary",
+     {"name": "Jo Bloggs", "email": "jo@example.com", "phone": "087 222 3344"}),
     ("My wife's email is sara@example.com", "contact:wife:email", "The user's wife's email is sara@example.com",
      {"email": "sara@example.com"}),
     ("Please also send updates to my wife Sara at sara@example.com", "contact:wife",
@@ -355,6 +380,9 @@ def test_a_family_name_stays_a_family_fact():
     ("Engineer visit scheduled for next Monday.", ["Engineer visit scheduled for next Monday (2026-03-16)"]),
     ("An engineer will visit next Monday between 8am and 12pm.", ["will visit next Monday (2026-03-16)"]),
     ("I'll call you back tomorrow at 3pm.", ["will call the user back tomorrow (2026-03-15) at 3pm"]),
+    ("Your new SIM has been posted to 15 Main Street, Ennis.", ["new SIM has been posted to 15 Main Street, Ennis"]),
+    ("I have logged a complaint on your behalf, reference CMP-7781.", ["logged a complaint", "CMP-7781"]),
+    ("Your contract has been renewed until 31 March 2027.", ["renewed until 31 March 2027"]),
 ])
 def test_agent_actions_that_matter_later_are_episodes_keeping_amounts_ids_and_dates(text, kept):
     episodes = [c for c in extract(text, role="assistant") if c.memory_type == "episode"]

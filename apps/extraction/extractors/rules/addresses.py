@@ -14,6 +14,9 @@ from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.subjects import address_subject
 
 _ASK = r"^(?:(?:please|kindly|just|also|now|can\s+you|could\s+you|would\s+you|will\s+you)\s+)*"
+# "please update my delivery address to ..."
+_ASK_CHANGE = (r"(?:(?:please|kindly|can\s+you|could\s+you|would\s+you)\s+)*(?P<change>update|change|set|correct|amend"
+               r"|switch)")
 _SHIP = re.compile(
     rf"{_ASK}(?:ship|send|deliver|post|mail|courier|dispatch|redirect|forward)(?:\s+(?P<object>it|them|this|that"
     r"|everything|(?:the|my|our|any|all|future)\s+(?:[\w-]+\s+){0,2}?[\w-]+))?\s+(?:over\s+|instead\s+)?to\s+"
@@ -32,11 +35,13 @@ _GOES_TO = re.compile(
     r"\s+to)?\s*(?:go|goes|be\s+sent|be\s+delivered|be\s+addressed|come)\s+to\s+(?P<address>.+)$",
     re.I,
 )
+_ADDRESS_QUALIFIERS = (r"new|current|correct|updated|right|full|home|billing|shipping|delivery|postal|mailing|office"
+                       r"|work|business|company|correspondence|registered|permanent|residential|invoice|invoicing")
 _LABELLED = re.compile(
-    r"^(?:(?P<owner>my|our|the)\s+)?(?P<quals>(?:(?:new|current|correct|updated|right|full|home|billing|shipping"
-    r"|delivery|postal|mailing|office|work|business|company|correspondence|registered|permanent|residential"
-    r"|invoice|invoicing)\s+){0,3})address(?:\s+for\s+(?P<purpose>deliveries|delivery|billing|invoices|shipping"
-    r"|post|correspondence))?(?:\s+(?:is|'s)|\s*[:=])\s*(?:now\s+|actually\s+)?(?P<address>.+)$",
+    rf"^(?:{_ASK_CHANGE}\s+)?(?:(?P<owner>my|our|the)\s+)?(?P<quals>(?:(?:{_ADDRESS_QUALIFIERS})(?:\s+(?:and|&)\s+"
+    r"|\s*/\s*|\s+)){0,4})address(?:es)?(?:\s+for\s+(?P<purpose>deliveries|delivery|billing|invoices|shipping|post"
+    r"|correspondence))?(?:\s+(?:is|are|'s)(?:\s+(?:now|both|actually|still|the\s+same))*\s*[:=]?|\s*[:=]"
+    r"|(?(change)\s+to))\s*(?:now\s+)?(?P<address>.+)$",
     re.I,
 )
 _OFFICE_AT = re.compile(
@@ -47,7 +52,9 @@ _OFFICE_AT = re.compile(
 )
 _LIVE_AT = re.compile(
     r"^(?:I|we)(?:'ve|\s+have|'re|\s+are|'m|\s+am)?(?:\s+(?:now|just|recently|currently|since))*\s+(?:live|living"
-    r"|reside|residing|based|moved|relocated)\s+(?:back\s+)?(?:at|to)\s+(?P<address>.+)$",
+    r"|reside|residing|based|moved|relocated)\s+(?:back\s+)?(?:at|to)\s+(?P<address>.+)$"
+    r"|^I(?:'m|\s+am)\s+(?:now\s+)?(?:located\s+)?(?:at|in)\s+(?P<at>(?:flat|apartment|apt\.?|unit|suite|house|no\.?)?\s*"
+    r"\d.+)$",
     re.I,
 )
 _BILL_TO = re.compile(rf"{_ASK}(?:bill|invoice)\s+(?:it\s+|me\s+|us\s+|them\s+)?to\s+(?P<address>.+)$", re.I)
@@ -60,6 +67,7 @@ _QUALIFIER_KINDS = {
 }
 _PURPOSE_KINDS = {"deliveries": "shipping", "delivery": "shipping", "shipping": "shipping", "billing": "billing",
                   "invoices": "billing", "post": "home", "correspondence": "home"}
+_POSTAL_OBJECTS = re.compile(r"\b(?:correspondence|post|mail|letters?)\b", re.I)
 _BILLING_OBJECTS = re.compile(r"\b(?:invoices?|bills?|statements?|receipts?)\b", re.I)
 _TEMPLATES = {"home": "{possessive} home address is {address}",
               "shipping": "{possessive} shipping address is {address}",
@@ -70,6 +78,7 @@ _STOPS = frozenset(
     "not rather than from for asap today tomorrow tonight next this on with via then though although otherwise ok "
     "okay cheers thx i i'm i'll i've we we're we'll is are was were will would should can could".split()
 )
+_OWNER = re.compile(r"^(?:my|our|the\s+user's)\s+", re.I)
 _HOUSE_NUMBER = re.compile(r"\d{1,5}[A-Za-z]?(?:[-/]\d{1,5}[A-Za-z]?)?")
 _PO_BOX = re.compile(r"\b(?:p\.?\s?o\.?\s+box|post\s+office\s+box|postbox)\s+\d+", re.I)
 _REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+(?:you|it|they|that)|please)\b", re.I)
@@ -86,7 +95,7 @@ def address_value(raw: str) -> str | None:
         words.append(token)
         if token.endswith((";", "!", "?")) or len(words) >= MAX_ADDRESS_WORDS:
             break
-    value = " ".join(words).strip(" ,.;:!?-")
+    value = _OWNER.sub("", " ".join(words)).strip(" ,.;:!?-")
     return value if _looks_like_address(value) else None
 
 
@@ -106,25 +115,28 @@ def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Ca
     """The address a user clause gives, with its kind (home, shipping, billing, office)."""
     if question and not _REQUEST.match(text):
         return []  # "Do you ship to 4 Harbour Road?" asks
-    kind = None
+    kind, also = None, []
     if match := _LABELLED.match(text):
-        quals = match.group("quals").lower().split()
-        kind = next((_QUALIFIER_KINDS[word] for word in quals if word in _QUALIFIER_KINDS), None)
-        kind = _PURPOSE_KINDS.get((match.group("purpose") or "").lower(), kind)
-        if kind is None and (match.group("owner") or "").lower() not in ("my", "our"):
+        quals = match.group("quals").lower().replace("/", " ").split()
+        kinds = list(dict.fromkeys(_QUALIFIER_KINDS[word] for word in quals if word in _QUALIFIER_KINDS))
+        if purpose := _PURPOSE_KINDS.get((match.group("purpose") or "").lower()):
+            kinds = [purpose]
+        if not kinds and (match.group("owner") or "").lower() not in ("my", "our"):
             return []  # "the address is ..." may be anyone's
-        kind = kind or "home"
+        kind, also = (kinds or ["home"])[0], kinds[1:]  # "my billing and shipping address are the same: ..."
     elif match := _SHIP.match(text) or _WANT_SENT.match(text) or _GOES_TO.match(text):
-        kind = "billing" if _BILLING_OBJECTS.search(match.group("object") or "") else "shipping"
+        sent = match.group("object") or ""
+        kind = "billing" if _BILLING_OBJECTS.search(sent) else "home" if _POSTAL_OBJECTS.search(sent) else "shipping"
     elif match := _BILL_TO.match(text):
         kind = "billing"
     elif match := _OFFICE_AT.match(text):
         kind = "office"
     elif match := _LIVE_AT.match(text):
         kind = "home"
-    if kind is None or not (address := address_value(match.group("address"))):
+    if kind is None or not (address := address_value(match.group("address") or match.groupdict().get("at") or "")):
         return []
     person = ctx.person
-    content = _TEMPLATES[kind].format(possessive=person.possessive, address=address)
-    return [ctx.candidate(content, confidence=0.85, rule=f"contact.address.{kind}", subject=address_subject(kind),
-                          tags=("pii", "contact", "address"), metadata={"pii": True, "value": address, "kind": kind})]
+    return [ctx.candidate(_TEMPLATES[kind].format(possessive=person.possessive, address=address), confidence=0.85,
+                          rule=f"contact.address.{kind}", subject=address_subject(kind),
+                          tags=("pii", "contact", "address"), metadata={"pii": True, "value": address, "kind": kind})
+            for kind in [kind, *also]]

@@ -47,8 +47,10 @@ _PHONE_NOUN = r"(?:mobile(?:\s+phone)?|cell(?:\s*phone)?|telephone|phone|tel|lan
 _OWN_PHONE = re.compile(
     rf"(?P<owner>\b(?:my|our)\s+)?(?P<quals>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})\b(?P<noun>{_PHONE_NOUN})\b"
     r"(?:\s+(?:number|no\.?|#))?(?:\s+(?:on\s+file|on\s+(?:the|my)\s+account|for\s+(?:the|my)\s+account))?"
-    rf"\s*(?:is\s+now|is|'s|:|=|-)?\s*(?:now\s+)?(?P<number>{_PHONE_VALUE})"
-    r"|\b(?:call|ring|phone|text|sms|message|whatsapp|reach|contact|get\s+hold\s+of|get|catch)\s+me\s+(?:on|at|via)"
+    r"\s*(?:is\s+now|is|'s|:|=|-|(?:has\s+)?changed(?:\s+to|\s*[,:;-]\s*(?:it's|it\s+is|the\s+new\s+one\s+is)?))?"
+    rf"\s*(?:now\s+)?(?P<number>{_PHONE_VALUE})"
+    r"|\b(?:call|ring|phone|text|sms|message|whatsapp|reach|contact|get\s+hold\s+of|get|catch)\s+me(?:\s+back)?"
+    r"(?:\s+at\s+(?P<place>home|work|the\s+office))?\s+(?:on|at|via)"
     rf"\s+(?:my\s+)?(?P<quals2>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})(?:(?P<noun2>{_PHONE_NOUN})\b(?:\s+number)?)?"
     rf"[\s,:-]*(?P<number2>{_PHONE_VALUE})"
     r"|\bbest\s+(?:number|phone(?:\s+number)?)(?:\s+(?:to\s+(?:call|reach|contact|text|ring)\s+me(?:\s+(?:on|at))?"
@@ -119,7 +121,8 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
                 continue  # "loyalty number is 5520 1188": a number, but not a phone
             if _SOMEONE_ELSES.search(text[max(0, match.start() - 40):match.start()]):
                 continue  # "my wife's mobile is ...", "their number is ..."
-        kind = next((_PHONE_KINDS[word] for word in [*quals, noun] if word in _PHONE_KINDS), None)
+        place = (match.group("place") or "").split()[-1:]  # "call me at home on ..."
+        kind = next((_PHONE_KINDS[word] for word in [*quals, noun, *place] if word in _PHONE_KINDS), None)
         label = _PHONE_LABELS[kind or ("mobile" if noun.startswith(("mobile", "cell")) else None)]
         found.append(ctx.candidate(f"{ctx.person.possessive} {label} is {number}", confidence=0.9,
                                    rule="contact.phone", subject=phone_subject(kind), tags=("pii", "contact"),
@@ -152,12 +155,14 @@ _CHANNEL_TAIL = re.compile(rf"^[\s,]*(?:(?:only|instead|please|if\s+possible|whe
                            rf"\s+than|over|not|than|and\s+not|but\s+not|never|to)\s+(?:by\s+|via\s+|a\s+)?"
                            rf"(?P<avoid>{_CHANNEL}|{_CHANNEL_VERB})\b.*|(?:only|instead|please|thanks)?)$", re.I)
 _CONTACT_BY = re.compile(
-    rf"{_ASK}(?:contact|reach|update|notify|answer|reply\s+to|respond\s+to|get\s+in\s+touch\s+with|get\s+hold\s+of"
-    rf"|follow\s+up\s+with|keep\s+me\s+updated|keep\s+me\s+posted)(?:\s+me)?\s+(?:only\s+)?(?:by|via|through|over|on"
+    rf"{_ASK}(?:contact|reach|update|notify|answer|reply(?:\s+to)?|respond(?:\s+to)?|write\s+back(?:\s+to)?|write\s+to"
+    rf"|get\s+back\s+to|get\s+in\s+touch(?:\s+with)?|get\s+hold\s+of|follow\s+up(?:\s+with)?|keep\s+me\s+updated"
+    rf"|keep\s+me\s+posted)(?:\s+me)?\s+(?:only\s+)?(?:by|via|through|over|on"
     rf"|using|with)\s+(?:a\s+)?(?P<channel>{_CHANNEL})\b(?P<tail>.*)$",
     re.I,
 )
-_VERB_ME = re.compile(rf"{_ASK}(?P<verb>e-?mail|text|sms|whatsapp|message|call|phone|ring)\s+me(?P<tail>.*)$", re.I)
+_VERB_ME = re.compile(rf"{_ASK}(?P<verb>e-?mail|text|sms|whatsapp|message|call|phone|ring)(?P<me>\s+me)?(?P<tail>.*)$",
+                      re.I)
 _PREFER = re.compile(
     r"^I(?:'d|\s+would)?(?:\s+(?:much|really|strongly|generally|always|definitely|still))*\s+(?:prefer|rather)"
     r"(?:\s+(?:to\s+be\s+)?(?:contacted|reached|updated|notified)|\s+(?:you\s+)?(?:contact|reach)(?:ed)?\s+me"
@@ -215,11 +220,15 @@ _TIME_ASK = re.compile(
     r"|^I(?:'m|\s+am)\s+(?:only\s+|usually\s+|generally\s+|mostly\s+|best\s+)?(?:available|reachable|free|around"
     r"|contactable|easiest\s+to\s+reach)(?:\s+(?:to\s+talk|for\s+(?:a\s+)?calls?|by\s+phone|on\s+the\s+phone))?"
     r"\s+(?P<when4>.+)$"
-    rf"|^(?P<when5>(?:early\s+|late\s+)?(?:mornings|afternoons|evenings|{_DAYS}|after\s+{_CLOCK}|before\s+{_CLOCK}))"
+    r"|^(?P<when5>(?:(?:weekday|weekend|week\s*day)\s+)?(?:early\s+|late\s+)?(?:mornings|afternoons|evenings)"
+    rf"|{_DAYS}|after\s+{_CLOCK}|before\s+{_CLOCK})"
     r"\s+(?:are|is|work)\s+(?:best|better|easiest|ideal)\b.*$",
     re.I,
 )
-_LEADING_NUMBER = re.compile(rf"^\s*(?:on|at)\s+(?:{_PHONE_VALUE}|{EMAIL.pattern})", re.I)
+_LEADING_NUMBER = re.compile(rf"^\s*(?:on|at|via)\s+(?:my\s+)?(?:(?:{_PHONE_QUALS})\s+){{0,2}}(?:{_PHONE_NOUN}\b)?"
+                             rf"(?:\s+number)?[\s,:-]*(?:{_PHONE_VALUE}|{EMAIL.pattern})[\s,]*", re.I)
+_AT_PLACE = re.compile(r"^at\s+(?:work|the\s+office)\b", re.I)
+_PARTS_OF_DAY = frozenset("early late mornings afternoons evenings".split())
 _UNSURE = re.compile(r"\b(?:maybe|perhaps|might|not\s+sure|wondering|I\s+wonder|suppose|imagine|I\s+wish|if\s+I"
                      r"|hypothetical(?:ly)?)\b", re.I)
 _POLITE_PREFERENCE = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:prefer|rather)\b", re.I)
@@ -275,6 +284,8 @@ def _contact_channel(text: str, ctx: RuleContext) -> list[Candidate]:
         # preference; a bare "call me" asks for a call now.
         if not tail or (channel == "phone" and not tail.group("avoid") and "instead" not in match.group("tail")):
             return []
+        if not match.group("me") and not tail.group("avoid") and match.group("tail").strip(" ,"):
+            return []  # "email please" answers how; "email the team" does not
         return [_channel_candidate(ctx, channel, _channel(tail.group("avoid")))] if channel else []
     if match := _DONT.match(text):
         tail_text = match.group("tail") if match.group("verb") else match.group("tail2")
@@ -297,10 +308,11 @@ def _contact_channel(text: str, ctx: RuleContext) -> list[Candidate]:
     return []
 
 
-def _window(when: str) -> str | None:
-    """The leading contact-time window of `when` ("after 6pm on weekdays"), or None when it names none."""
-    when = when.strip()
-    if not _WINDOW.match(when):
+def _window(when: str, *, place_ok: bool = False) -> str | None:
+    """The leading contact-time window of `when` ("after 6pm on weekdays"), or None when it names none. "at work"
+    is a time only where it says when calls cannot be taken (`place_ok`); "reach me at work on ..." is a place."""
+    when = when.strip(" ,")
+    if not _WINDOW.match(when) or (not place_ok and _AT_PLACE.match(when)):
         return None
     end = _WHEN_END.search(when)
     window = (when[:end.start()] if end else when)[:80].strip(" ,.")
@@ -317,9 +329,10 @@ def _contact_time(text: str, ctx: RuleContext) -> list[Candidate]:
         if groups["when2"]:  # "reach me on +44 7700 900123 after 6pm": the number is contacts()'s
             raw_when = _LEADING_NUMBER.sub("", raw_when)
         if raw_when is None:  # "mornings are best"
-            window = groups["when5"].lower()
-            content = person.sentence(f"prefers to be contacted in the {window}" if not window.lower().startswith(
-                ("after", "before")) else f"prefers to be contacted {window}")
+            window = " ".join(groups["when5"].lower().split())
+            preposition = ("" if window.startswith(("after", "before")) else "in the"
+                           if window.split()[0] in _PARTS_OF_DAY else "on")
+            content = person.sentence(f"prefers to be contacted {preposition} {window}".replace("  ", " "))
         else:
             window = raw_when.strip(" .") if groups["when3"] else _window(raw_when)
             if not window or len(window.split()) > 10:
@@ -334,7 +347,7 @@ def _contact_time(text: str, ctx: RuleContext) -> list[Candidate]:
         channel = _VERB_CHANNELS.get(match.group("verb").lower())
         content = person.sentence(f"does not want to be {_PASSIVE_VERBS[channel]} {window}")
         metadata |= {"value": window, "sentiment": "negative"}
-    elif (match := _CANT_TAKE.match(text)) and (window := _window(match.group("tail"))):
+    elif (match := _CANT_TAKE.match(text)) and (window := _window(match.group("tail"), place_ok=True)):
         content = rewrite_first_person(f"{text[:match.start('tail')]} {window}", person)
         metadata |= {"value": window, "sentiment": "negative"}
     else:

@@ -67,6 +67,7 @@ KIND_WORDS = {
     "driving licence": "licence", "driving license": "licence", "driver's licence": "licence",
     "driver's license": "licence", "drivers licence": "licence", "drivers license": "licence",
 }
+_NUMBER_WORDS = frozenset("mprn mpan iccid pnr imei iban".split())  # kind words that already mean "number"
 _QUALIFIER_NOUNS = {"number": "number", "numbers": "number", "num": "number", "nr": "number", "no": "number",
                     "nos": "number", "#": "number", "id": "ID", "ids": "ID", "code": "code", "codes": "code",
                     "reference": "reference", "references": "reference", "ref": "reference", "refs": "reference"}
@@ -156,7 +157,7 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
         key = _kind_of(match.group("kind"))
         kind = KINDS[key]
         qualifier = _qualifier_noun(match.group("qual"))
-        if key == "iban" or (kind.qualified and not qualifier):
+        if key == "iban" or (kind.qualified and not qualifier and match.group("kind").lower() not in _NUMBER_WORDS):
             continue
         if kind.pii and _SOMEONE_ELSES.search(text[max(0, match.start() - 40):match.start()]):
             continue

@@ -37,8 +37,8 @@ _PREDICATE = (
     r"|e-?mail(?:ing)?|phon(?:e|ing)|speak|talk|act|deal|handle|sign|approve|pay|book|manage|collect|pick\s+up"
     r"|answer|accept|be\s+in\s+touch|get\s+in\s+touch|in\s+touch|ring|reach\s+out))\b"
 )
-_ROLE = re.compile(rf"^(?:and\s+)?my\s+{_RELATION}(?:,?\s+{_NAME})?,?\s+(?P<predicate>{_PREDICATE})(?P<rest>.*)$",
-                   re.I)
+_ROLE = re.compile(rf"^(?:and\s+)?my\s+{_RELATION}(?:,?\s+{_NAME})?(?P<aside>\s*\([^()]{{0,100}}\))?,?\s+"
+                   rf"(?P<predicate>{_PREDICATE})(?P<rest>.*)$", re.I)
 _IS_NAMED = re.compile(rf"^my\s+{_RELATION}(?:'s\s+name)?\s+is\s+(?:called\s+)?{_NAME}\b(?P<rest>.*)$", re.I)
 _DETAIL = re.compile(
     rf"^my\s+{_RELATION}(?:\s+{_NAME})?'s\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?(?:e-?mail(?:\s+address)?|number|phone"
@@ -98,13 +98,16 @@ def _name(raw: str | None) -> str | None:
     return " ".join(words) or None
 
 
-def _details(text: str) -> dict:
+def _details(text: str, *, aside: str = "") -> dict:
+    """The email and phone number given with a contact; any phone-shaped number inside a parenthesis next to the name
+    ("Jo (jo@example.com, 087 222 3344)"), elsewhere only one a phone word or "on"/"at" introduces."""
     details = {}
-    if email := EMAIL.search(text):
+    if email := EMAIL.search(f"{aside} {text}"):
         details["email"] = email.group(0)
-    for match in _GOVERNED_PHONE.finditer(text):
-        number = match.group("number").strip()
-        if 7 <= sum(char.isdigit() for char in number) <= 15 and (number[0] in "+(" or match.group(0)[:1].isalpha()):
+    for match in [*PHONE.finditer(aside), *_GOVERNED_PHONE.finditer(text)]:
+        number = (match.groupdict().get("number") or match.group(0)).strip()
+        governed = match.re is PHONE or number[0] in "+(" or match.group(0)[:1].isalpha()
+        if 7 <= sum(char.isdigit() for char in number) <= 15 and governed:
             details["phone"] = number
             break
     return details
@@ -125,7 +128,8 @@ def _candidate(ctx: RuleContext, content: str, relation_word: str, name: str | N
 
 def _contact(match: re.Match, ctx: RuleContext, content: str, rule: str) -> list[Candidate]:
     name = _name(match.group("name"))
-    return [_candidate(ctx, content, match.group("relation"), name, _details(match.group("rest")), rule)]
+    details = _details(match.group("rest"), aside=match.groupdict().get("aside") or "")
+    return [_candidate(ctx, content, match.group("relation"), name, details, rule)]
 
 
 def _detail(match: re.Match, text: str, ctx: RuleContext) -> list[Candidate]:

@@ -85,7 +85,8 @@ _SUPPORT_NOUNS = re.compile(
     r"\b(?:ticket|case|refund|replacement|order|subscription|account|credit|voucher|coupon|discount|password|charge"
     r"|payment|invoice|shipment|package|parcel|exchange|return|label|technician|engineer|appointment|visit|callback"
     r"|fee|booking|reservation|claim|request|plan|device|item|card|address|warranty|RMA|repair|installation"
-    r"|collection|delivery|escalat\w*)\b",
+    r"|collection|delivery|contract|policy|membership|lease|agreement|complaint|reference|report|fault|query|enquiry"
+    r"|inquiry|sim|router|modem|handset|equipment|bill|statement|letter|cheque|escalat\w*)\b",
     re.I,
 )
 _NOT_DONE = re.compile(r"n't\b|\b(?:not|never|no\s+longer|unable|cannot|yet\s+to|will|would|should|may|might"
