@@ -456,3 +456,10 @@ def test_crm_lines_give_typed_phone_email_and_address_records():
     assert one(candidates, "phone:work").content == "The user's work phone number is +353 1 234 5678"
     assert one(candidates, "email:work").content == "The user's work email address is ines@corp.example"
     assert one(candidates, "address:shipping").content == "The user's shipping address is 4 Harbour Road, Cork T12 AB34"
+
+
+def test_a_word_before_the_digits_is_not_part_of_an_identifier():
+    candidates = extract("Account ending 1234 is the one I use")
+
+    assert not any("ending" in (candidate.subject or "") for candidate in candidates)
+    assert not any((candidate.subject or "").startswith("identifier:card") for candidate in candidates)

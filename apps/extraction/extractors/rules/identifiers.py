@@ -85,7 +85,7 @@ _IDENTIFIER = re.compile(
 _IBAN = re.compile(r"\b(?i:iban)\b(?:\s*(?i:number|no\.?|is|:|#))*\s*(?P<value>[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}"
                    r"(?:[ ]?[A-Z0-9]{1,3})?)\b")
 _CARD_LAST_FOUR = re.compile(
-    r"\b(?:card|visa|mastercard|amex|maestro)(?:\s+(?:number|no\.?))?,?\s+(?:that\s+|which\s+)?(?:is\s+)?"
+    r"\b(?P<noun>card|(?-i:[A-Z][A-Za-z]+))(?:\s+(?:number|no\.?))?,?\s+(?:that\s+|which\s+)?(?:is\s+)?"
     r"(?:ending|ends)(?:\s+(?:in|with|on))?\s*(?::\s*)?(?:[*x\u2022]+[\s-]*)?(?P<last>\d{4})\b"
     r"|\blast\s+(?:four|4)(?:\s+digits)?(?:\s+(?:of|on)\s+(?:my|the|your|our)\s+(?:[\w-]+\s+)?card)?"
     r"\s*(?:is|are|:)?\s*(?P<last2>\d{4})\b"
@@ -93,6 +93,10 @@ _CARD_LAST_FOUR = re.compile(
     re.I,
 )
 _CARD_WORD = re.compile(r"\bcard\b", re.I)
+# "my <Network> ending 4821" names a card by its network; without the word "card" it must be about paying.
+_PAYMENT = re.compile(r"\b(?:pay|paid|paying|payment|charged?|charging|billed|debited|refund(?:ed)?|declined|expired?)\b",
+                      re.I)
+_NOT_CARD_NAMES = frozenset("phone mobile number line sim it one that this which mine".split())
 _PREFIXES = {
     "TXN": "transaction", "TX": "transaction", "INV": "invoice", "ORD": "order", "ORDER": "order", "TKT": "ticket",
     "TCK": "ticket", "TICKET": "ticket", "CASE": "case", "REF": "reference", "ACC": "account", "ACCT": "account",
@@ -107,6 +111,7 @@ _DATE_LIKE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}(?:am|pm)|\d+(?:st|nd|rd|th|s
 _SOMEONE_ELSES = re.compile(r"(?:\b(?:his|her)|\b(?!(?:it|that|this|what|here|there|who|name|one|he|she|let)'s)"
                             r"[A-Za-z]+'s)\s+(?:[\w-]+\s+){0,2}$", re.I)
 _GROUPS = re.compile(r"[\s-]+")
+_LETTER_CODE = re.compile(r"[A-Z]{1,3}")
 
 
 def _luhn(digits: str) -> bool:
@@ -127,6 +132,9 @@ def _valid_id(raw: str, kind: Kind) -> bool:
     core = raw.lstrip("#")
     if not core or not any(char.isdigit() for char in core) or _DATE_LIKE.fullmatch(core):
         return False
+    first = core.split()[0]
+    if first != core and not (any(char.isdigit() for char in first) or _LETTER_CODE.fullmatch(first)):
+        return False  # "account ending 1234": a word, not the first group of a value ("BA 12345678", "0045 7781")
     if not kind.check_digit and looks_like_card_number(core):
         return False
     return len(core) >= 3 or raw.startswith("#")
@@ -200,6 +208,10 @@ def _card_endings(text: str, ctx: RuleContext, confidence: float) -> list[Candid
         last = match.group("last") or match.group("last3") or match.group("last2")
         if match.group("last2") and not _CARD_WORD.search(text):
             continue  # "the last four digits are 1234" of what? Only a card's are kept
+        noun = (match.group("noun") or "card").lower()
+        if noun != "card" and (noun in KIND_WORDS or noun in _NOT_CARD_NAMES or not _CARD_WORD.search(text)
+                               and not _PAYMENT.search(text)):
+            continue  # "Account ending 1234", "Phone ending 5678": not a card; "the one ending 4821" needs a card
         if last in found:
             continue
         found.append(last)
