@@ -236,6 +236,7 @@ def test_contact_channel_is_one_preference_subject(text, content):
     ("The best time to reach me is after work", "The user prefers to be contacted after work"),
     ("Mornings are best for me", "The user prefers to be contacted in the mornings"),
     ("Weekday evenings are best", "The user prefers to be contacted on weekday evenings"),
+    ("Call me after 6pm if I don't answer during the day", "The user prefers to be called after 6pm"),
     ("You can also reach me on my landline, 01 555 7788, in the evenings",
      "The user prefers to be contacted in the evenings"),
 ])
@@ -263,7 +264,7 @@ def test_a_number_with_a_channel_gives_the_phone_and_the_preference():
 @pytest.mark.parametrize("text", [
     "Email me the receipt please", "Please call me", "Can you call me?", "Don't email me the receipt yet",
     "Do you call customers before 9am?", "I prefer phone cases with a grip", "I'm available next Tuesday",
-    "Maybe email would be better", "Reach me at work on 01 444 5555", "Please email the team about it",
+    "Maybe email would be better", "Maybe call me after 6pm", "Reach me at work on 01 444 5555", "Please email the team about it",
 ])
 def test_requests_questions_and_other_preferences_are_not_contact_preferences(text):
     assert not {CONTACT_CHANNEL, CONTACT_TIME} & set(subjects(extract(text)))
@@ -301,7 +302,7 @@ def test_an_address_is_kept_whole_with_a_subject_for_its_kind(text, subject, add
 @pytest.mark.parametrize("text", [
     "Send it to my office", "Ship to 5 different countries", "Our office is on the 3rd floor",
     "Do you ship to 4 Harbour Road?", "Send it to my email please", "The address is wrong",
-    "If you could ship it to 4 Harbour Road that would be great",
+    "If you could ship it to 4 Harbour Road that would be great", "If I moved, would you ship it to 4 Harbour Road?",
 ])
 def test_things_that_are_not_a_stated_address_give_none(text):
     assert not any((subject or "").startswith("address:") for subject in subjects(extract(text)))

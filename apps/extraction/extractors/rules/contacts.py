@@ -229,18 +229,16 @@ _LEADING_NUMBER = re.compile(rf"^\s*(?:on|at|via)\s+(?:my\s+)?(?:(?:{_PHONE_QUAL
                              rf"(?:\s+number)?[\s,:-]*(?:{_PHONE_VALUE}|{EMAIL.pattern})[\s,]*", re.I)
 _AT_PLACE = re.compile(r"^at\s+(?:work|the\s+office)\b", re.I)
 _PARTS_OF_DAY = frozenset("early late mornings afternoons evenings".split())
-_UNSURE = re.compile(r"\b(?:maybe|perhaps|might|not\s+sure|wondering|I\s+wonder|suppose|imagine|I\s+wish|if\s+I"
+_UNSURE = re.compile(r"\b(?:maybe|perhaps|might|not\s+sure|wondering|I\s+wonder|suppose|imagine|I\s+wish"
                      r"|hypothetical(?:ly)?)\b", re.I)
-_POLITE_PREFERENCE = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:prefer|rather)\b", re.I)
 
 
 def contact_preferences(clause: Clause, ctx: RuleContext) -> list[Candidate]:
-    """"Contact me by email, not phone" (the channel) and "best to call after 6pm" (the time): one subject each."""
+    """"Contact me by email, not phone" (the channel) and "best to call after 6pm" (the time): one subject each.
+    The caller (support.support_clause) has set hypotheticals aside; "I'd prefer email" is not one here."""
     text = clause.text
     if _UNSURE.search(text) or (clause.question and not (_REQUEST.match(text) or _DONT.match(text))):
         return []  # a question asks; "Don't call me" only looks like one
-    if clause.uncertain and not _POLITE_PREFERENCE.match(text) and not clause.question:
-        return []
     return _contact_time(text, ctx) or _contact_channel(text, ctx)
 
 

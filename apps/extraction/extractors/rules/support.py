@@ -38,7 +38,7 @@ def support_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     "please don't call me" for something else; [] leaves the clause to them."""
     text = clause.text
     if clause.uncertain and not _POLITE_WISH.match(text) and _HYPOTHETICAL.search(_TRAILING_CONDITION.sub("", text)):
-        return contact_preferences(clause, ctx)
+        return []
     return (people(text, ctx, question=clause.question) or addresses(text, ctx, question=clause.question)
             or contact_preferences(clause, ctx))
 
