@@ -121,15 +121,15 @@ def test_name_and_job_are_both_extracted_and_later_facts_use_the_name():
     candidates = extract("My name is Alice and I work as a software engineer at TechCorp")
 
     assert by_subject(candidates, "name").content == "The user's name is Alice"
-    assert by_subject(candidates, "job_title").content == "Alice works as a software engineer"
-    assert by_subject(candidates, "employer").content == "Alice works at TechCorp"
+    assert by_subject(candidates, "job_title").content == "The user works as a software engineer"
+    assert by_subject(candidates, "employer").content == "The user works at TechCorp"
     assert all(candidate.source_seqs == [1] for candidate in candidates)
 
 
 def test_preference_is_written_in_the_third_person_with_a_stable_subject():
     [candidate] = extract("I prefer practical examples over theoretical explanations", user_name="Alice")
 
-    assert candidate.content == "Alice prefers practical examples over theoretical explanations"
+    assert candidate.content == "The user prefers practical examples over theoretical explanations"
     assert candidate.memory_type == "preference"
     assert candidate.subject == "preference:practical examples"
 
@@ -166,7 +166,7 @@ def test_every_transaction_id_is_kept_verbatim_and_never_supersedes_another():
 def test_explicit_remember_has_high_confidence():
     [candidate] = extract("Please remember that my car is a blue Honda Civic", user_name="Lee")
 
-    assert candidate.content == "Lee's car is a blue Honda Civic"
+    assert candidate.content == "The user's car is a blue Honda Civic"
     assert candidate.confidence >= 0.9
     assert "explicit" in candidate.tags
 
@@ -208,10 +208,11 @@ def test_plan_without_message_time_keeps_the_text_only():
 
 # --- Third person -----------------------------------------------------------------------------------------
 
-def test_user_name_is_used_for_every_fact():
+def test_facts_say_the_user_even_when_the_name_is_known():
+    # A name written into every memory would stay behind in all of them when it changes.
     candidates = extract("I live in Toronto", "I love board games", "I'm a pharmacist", user_name="Grace")
 
-    assert contents(candidates) == ["Grace lives in Toronto", "Grace loves board games", "Grace is a pharmacist"]
+    assert contents(candidates) == ["The user lives in Toronto", "The user loves board games", "The user is a pharmacist"]
 
 
 def test_without_any_name_facts_say_the_user():
@@ -220,16 +221,16 @@ def test_without_any_name_facts_say_the_user():
     assert contents(candidates) == ["The user lives in Toronto", "The user loves board games"]
 
 
-def test_a_name_stated_later_in_the_batch_names_earlier_facts():
+def test_a_name_stated_in_the_batch_is_its_own_fact():
     candidates = extract("I'm vegan", "btw my name is Omar")
 
-    assert contents(candidates) == ["Omar is vegan", "The user's name is Omar"]
+    assert contents(candidates) == ["The user is vegan", "The user's name is Omar"]
 
 
 def test_pronouns_and_verbs_are_rewritten():
     candidates = extract("Remember that I need my passport renewed before I travel", user_name="Ana")
 
-    assert contents(candidates) == ["Ana needs their passport renewed before they travel"]
+    assert contents(candidates) == ["The user needs their passport renewed before they travel"]
 
 
 # --- source_seqs -----------------------------------------------------------------------------------------
@@ -279,9 +280,9 @@ def test_assistant_outcomes_are_episodes_naming_the_user():
     outcomes = [candidate for candidate in candidates if candidate.memory_type == "episode"]
 
     assert contents(outcomes) == [
-        "The assistant opened ticket #4521 for Maya",
-        "Support refunded €35.20 to Maya's original payment method",
-        "Maya's replacement was shipped this morning (2025-03-03)",
+        "The assistant opened ticket #4521 for the user",
+        "Support refunded €35.20 to the user's original payment method",
+        "The user's replacement was shipped this morning (2025-03-03)",
     ]
     assert [outcome.metadata["kind"] for outcome in outcomes] == ["ticket", "refund", "replacement"]
     assert outcomes[1].metadata["amounts"] == ["€35.20"]

@@ -29,7 +29,7 @@ def test_a_loyalty_number_does_not_supersede_the_mobile(tenant_a):
     [mobile] = _holding("+33 6 12 34 56 78")
     assert mobile.metadata["subject"] == "phone" and mobile.superseded_by_id is None
     [loyalty] = _holding("LX-5520-1188")
-    assert loyalty.content == "Ines's loyalty number is LX-5520-1188"
+    assert loyalty.content == "The user's loyalty number is LX-5520-1188"
     assert loyalty.metadata["subject"] == "identifier:loyalty"
     assert not Memory.objects.filter(content__contains="phone number is 5520").exists()
     assert not Memory.objects.exclude(status="active").exists()

@@ -73,7 +73,7 @@ class RulesExtractor:
             answers = slot_statements(message.text, asked) if message.role == "user" else []
             parsed.append(_parse(message, answers))
             asked = requested_slots(message.text) if message.role == "assistant" else []
-        person = Person((user_name or "").strip() or _stated_name(parsed))
+        person = Person(known=(user_name or "").strip() or _stated_name(parsed))
         candidates: list[Candidate] = []
         for item in parsed:
             candidates += _message_candidates(item, person)

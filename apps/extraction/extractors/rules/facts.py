@@ -153,7 +153,7 @@ def _name_change(ctx: RuleContext, text: str) -> list[Candidate]:
     if part == "maiden" or not _plausible_name(value, strict=False):
         return []
     value = _capitalise_name(value) if value.islower() else value
-    known = (ctx.person.name or "").split()
+    known = (ctx.person.known or "").split()
     if part in ("sur", "last", "family"):
         full = " ".join(known[:-1] + value.split()) if len(known) >= 2 else (
             f"{known[0]} {value}" if known else None)

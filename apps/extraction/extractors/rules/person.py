@@ -42,9 +42,14 @@ def third_person_verb(verb: str) -> str:
 
 @dataclass(frozen=True)
 class Person:
-    """How to name the user in a sentence: a known name, or "the user"."""
+    """How to name the user in a sentence: "the user" (or a name, when one is given), and the name known for them.
+
+    Memories say "the user" rather than the user's name: they belong to one user already, and a name written
+    into every memory would stay behind in all of them when the name changes ("my surname is now Okafor").
+    """
 
     name: str | None = None
+    known: str | None = None  # the user's name as far as this batch knows it, for rules that build on it
 
     @property
     def label(self) -> str:
