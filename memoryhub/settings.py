@@ -224,6 +224,8 @@ if LLM_TOKEN_LIMIT_PARAMETER not in ("auto", "max_tokens", "max_completion_token
 # Estimated input tokens per request (instructions, examples, existing memories and messages); a longer batch
 # is extracted in several consecutive windows.
 LLM_CONTEXT_BUDGET_TOKENS = env_int("LLM_CONTEXT_BUDGET_TOKENS", 8000, minimum=3000)
+# Worked examples after the instructions (about 1,900 tokens of every request; strong models may do without).
+LLM_FEW_SHOT_EXAMPLES = env_bool("LLM_FEW_SHOT_EXAMPLES", True)
 # --- end LLM extraction
 
 # --- Working state (per-session working memory, scratchpad, checkpoints) --------------------------

@@ -32,6 +32,8 @@ def make_extractor(server):
     built = []
 
     def _make(budget: int, **overrides) -> LLMExtractor:
+        # Without the worked examples by default: the budgets below are about the data, not the instructions.
+        overrides.setdefault("few_shot_examples", False)
         config = LLMConfig(provider="openai", model="gpt-test-mini", base_url=server.openai_base_url,
                            max_retries=0, context_budget_tokens=budget, **overrides)
         built.append(LLMExtractor(config, sleep=lambda seconds: None))
@@ -63,7 +65,7 @@ def _section(request, heading: str) -> list[dict]:
 
 
 def test_a_short_batch_is_one_request_without_context(make_extractor, server):
-    make_extractor(8000).extract(messages=_messages(4), existing=[])
+    make_extractor(8000, few_shot_examples=True).extract(messages=_messages(4), existing=[])
 
     (request,) = server.requests
     assert [line["seq"] for line in request.conversation] == [1, 2, 3, 4]
@@ -71,11 +73,12 @@ def test_a_short_batch_is_one_request_without_context(make_extractor, server):
 
 
 def test_a_batch_longer_than_the_budget_goes_in_windows_each_under_it(make_extractor, server):
-    budget = 4000
+    budget = 5000
     messages = _messages(40, repeat=5)
     assert sum(estimate_tokens(message.text) for message in messages) > budget
 
-    candidates = make_extractor(budget).extract(messages=messages, existing=[], user_name="Alice")
+    candidates = make_extractor(budget, few_shot_examples=True).extract(messages=messages, existing=[],
+                                                                        user_name="Alice")
 
     requests = server.requests
     assert len(requests) >= 3
@@ -167,12 +170,12 @@ def test_a_long_message_among_short_ones_gets_a_window_of_its_own(make_extractor
 
 
 def test_a_server_with_a_smaller_context_than_the_budget_gets_smaller_windows(make_extractor, server):
-    server.context_limit_chars = 9_000  # the prompt of the whole batch is refused as too long
+    server.context_limit_chars = 6_000  # the prompt of the whole batch is refused as too long
 
     candidates = make_extractor(8000).extract(messages=_messages(12), existing=[])
 
-    refused = [request for request in server.requests if len(request.prompt_text) > 9_000]
-    answered = [request for request in server.requests if len(request.prompt_text) <= 9_000]
+    refused = [request for request in server.requests if len(request.prompt_text) > 6_000]
+    answered = [request for request in server.requests if len(request.prompt_text) <= 6_000]
     assert refused[0] is server.requests[0] and len(answered) >= 2
     assert [line["seq"] for request in answered for line in request.conversation] == list(range(1, 13))
     assert [candidate.source_seqs for candidate in candidates] == [[seq] for seq in range(1, 13, 2)]

@@ -20,6 +20,9 @@ from apps.extraction.extractors.llm import (
     llm_config_from_settings,
     llm_extractor_from_settings,
 )
+from apps.extraction.extractors.llm.budget import estimate_tokens
+from apps.extraction.extractors.llm.schema import MEMORIES_SCHEMA, AnswerScope, candidates_from_output
+from apps.extraction.extractors.prompts import example_user_prompt, extraction_system_prompt, few_shot_examples
 from tests.fakes.llm_server import FakeLLMServer, Reply
 from tests.processes import free_port
 
@@ -855,6 +858,9 @@ def llm_settings(settings, server):
     settings.LLM_MAX_TOKENS = 777
     settings.LLM_TEMPERATURE = 0.0
     settings.LLM_STRUCTURED_OUTPUT = False
+    settings.LLM_TOKEN_LIMIT_PARAMETER = "auto"
+    settings.LLM_CONTEXT_BUDGET_TOKENS = 8000
+    settings.LLM_FEW_SHOT_EXAMPLES = True
     return settings
 
 
@@ -868,6 +874,7 @@ def test_config_from_settings_fills_provider_defaults(llm_settings):
     )
     assert (config.timeout_seconds, config.max_retries, config.max_tokens) == (12.5, 4, 777)
     assert config.structured_output is False
+    assert (config.token_limit_parameter, config.context_budget_tokens, config.few_shot_examples) == ("auto", 8000, True)
     assert API_KEY not in repr(config)
 
     llm_settings.LLM_PROVIDER = "openai"
@@ -898,6 +905,8 @@ def test_extractor_from_settings_talks_to_the_configured_server(llm_settings, se
         ("LLM_BASE_URL", "api.openai.com/v1", "must start with http"),
         ("LLM_TIMEOUT_SECONDS", 0.0, "timeout must be a positive"),
         ("LLM_TEMPERATURE", 3.0, "temperature must be between 0 and 2"),
+        ("LLM_TOKEN_LIMIT_PARAMETER", "max_output_tokens", "token limit parameter must be one of auto, max_tokens"),
+        ("LLM_CONTEXT_BUDGET_TOKENS", 1000, "context budget must be at least 3000 tokens"),
     ],
 )
 def test_bad_settings_are_improperly_configured(llm_settings, name, value, problem):
@@ -932,8 +941,70 @@ def test_llm_temperature_setting_reads_none_as_left_out(env, expected):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        ({"LLM_TOKEN_LIMIT_PARAMETER": "max_output_tokens"}, "LLM_TOKEN_LIMIT_PARAMETER must be auto, max_tokens or"),
+        ({"EXTRACTION_DEFAULT_EXTRACTOR": "magic"}, "EXTRACTION_DEFAULT_EXTRACTOR must be auto, rules or llm"),
+        ({"EXTRACTION_DEFAULT_EXTRACTOR": "llm", "LLM_API_KEY": "", "LLM_BASE_URL": ""},
+         "EXTRACTION_DEFAULT_EXTRACTOR=llm needs a model"),
+        ({"LLM_CONTEXT_BUDGET_TOKENS": "2000"}, "LLM_CONTEXT_BUDGET_TOKENS must be >= 3000"),
+    ],
+)
+def test_bad_extraction_settings_refuse_to_start(env, problem):
+    result = _settings_value("EXTRACTION_DEFAULT_EXTRACTOR", **env)
+
+    assert result.returncode != 0
+    assert problem in result.stderr
+
+
+@pytest.mark.slow
 def test_unknown_llm_provider_setting_refuses_to_start():
     result = _settings_value("LLM_PROVIDER", LLM_PROVIDER="gemini")
 
     assert result.returncode != 0
     assert "LLM_PROVIDER must be openai or anthropic" in result.stderr
+
+
+# --- The worked examples ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("number", range(len(few_shot_examples())))
+def test_each_worked_example_answers_as_the_extractor_requires(number):
+    example = few_shot_examples()[number]
+    conversation = example["conversation"]
+    scope = AnswerScope(memory_ids={memory["id"]: memory["id"] for memory in example.get("existing", [])},
+                        message_seqs=frozenset(message["seq"] for message in conversation))
+
+    candidates = candidates_from_output(example["answer"], scope)
+
+    assert len(candidates) == len(example["answer"]["memories"])  # none dropped, none refused
+    assert conversation[0].get("at")  # the first message has a time, as real prompts do
+    for item in example["answer"]["memories"]:
+        assert list(item) == list(MEMORIES_SCHEMA["properties"]["memories"]["items"]["properties"])
+    assert example_user_prompt(example) in extraction_system_prompt()
+
+
+def test_the_examples_show_what_the_instructions_ask_for():
+    answers = [item for example in few_shot_examples() for item in example["answer"]["memories"]]
+    actions = {item["action"] for item in answers}
+    assert actions == {"add", "update", "delete"}
+    assert {item["memory_type"] for item in answers} >= {"fact", "episode", "preference"}
+    assert any(item["subject"].startswith("identifier:") for item in answers if item["subject"])
+    assert any(re.search(r"\d{4}-\d{2}-\d{2}", item["content"]) for item in answers)  # a resolved relative date
+
+
+def test_the_system_prompt_stays_compact():
+    # Every request carries it: growing it is a decision (tokens per job), not an accident.
+    assert estimate_tokens(extraction_system_prompt()) <= 2500
+    assert estimate_tokens(extraction_system_prompt(examples=False)) <= 1000
+
+
+def test_the_examples_can_be_left_out(make_extractor, server):
+    with_examples, without = make_extractor(), make_extractor(few_shot_examples=False)
+    _extract(with_examples)
+    _extract(without)
+
+    first, second = server.requests
+    assert "Example 1:" in first.prompt_text and "Example 1:" not in second.prompt_text
+    assert without.fixed_tokens < with_examples.fixed_tokens - 1000

@@ -21,17 +21,18 @@ Keep durable facts that will still be useful in later conversations:
 - who the user is: name, job, employer, location, family, contact details, customer and account numbers;
 - lasting preferences, likes, dislikes, allergies and constraints, and how the user wants things done;
 - plans, commitments and events, with their dates;
-- what the assistant says it did for the user that matters later (a ticket opened, a refund issued, a booking
-  made), with identifiers and amounts.
-Skip small talk, greetings, thanks, questions that reveal nothing about the user, the assistant's suggestions,
-general knowledge, hypotheticals and anything not stated. Facts about the user come from the user's messages;
-actions from the assistant's.
+- what the assistant did for the user that matters later (a ticket opened, a refund issued, a booking made),
+  with identifiers and amounts.
+Facts come from what the user says and from what the assistant states as the user's records (a membership
+tier, a number on file); actions from the assistant's messages. Skip small talk, greetings, thanks,
+questions, the assistant's suggestions, general knowledge, hypotheticals, values the user is unsure of or
+that are corrected, and anything not stated.
 
 Write each memory as one self-contained sentence in the third person, with the user's name when known
-("Ines Moreau lives in Lyon") and "The user" otherwise. Keep the user's values exactly as written: names,
-numbers, codes, amounts. A number the user calls an order, account, booking, ticket or loyalty number is
-that identifier, never a phone number. Write a relative date ("tomorrow", "next Friday") with the date it
-means, as YYYY-MM-DD, counted from the time of the message (a message without a time is on the day of the
+("Ines Moreau lives in Lyon") and "The user" otherwise. Keep values exactly as written: names, numbers,
+codes, amounts. A number called an order, account, booking, ticket, customer or loyalty number is that
+identifier, never a phone number. Write a relative date ("tomorrow", "next Friday", "the 28th") with the date
+it means as YYYY-MM-DD, counted from the time of the message (a message without a time is on the day of the
 one before it).
 
 memory_type: "fact" (a stable fact), "preference" (likes, dislikes, wants, avoids), "episode" (something that
@@ -48,9 +49,9 @@ action, against the existing memories (each shown with an id such as "m1"):
 Leave out facts an existing memory already states. Use only ids from the existing memories.
 
 subject: a short stable key of a single-valued fact, so that a new value replaces the old one: "name",
-"location", "address", "employer", "job_title", "email", "phone", "preference:<topic>", "identifier:<kind>"
-(one a user has a single one of, such as a customer or loyalty number). null when the fact has no single
-value (hobbies, events, orders, tickets).
+"location", "address", "employer", "job_title", "email", "phone" ("phone:work" for a second number),
+"preference:<topic>", "identifier:<kind>" (for a number a user has one of, such as a customer or loyalty
+number). null when the fact has no single value (hobbies, events, orders, tickets).
 
 The existing memories and the messages come one JSON object per line. source_seqs: the seqs of the messages
 a memory comes from. Messages under "Earlier messages" were handled before: read them for context only, and
@@ -66,14 +67,25 @@ action, target_memory_id, subject, source_seqs. Answer {"memories": []} when not
 
 
 @cache
-def extraction_system_prompt() -> str:
-    """The instructions followed by the worked examples."""
-    examples = json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))["examples"]
+def extraction_system_prompt(*, examples: bool = True) -> str:
+    """The instructions, followed by the worked examples unless `examples` is false."""
+    if not examples:
+        return INSTRUCTIONS
     rendered = [
-        f"Example {number}:\n{example_user_prompt(example)}\n\nAnswer: {json.dumps(example['answer'], ensure_ascii=False)}"
-        for number, example in enumerate(examples, start=1)
+        f"Example {number}:\n{example_user_prompt(example)}\n\nAnswer: {_compact(example['answer'])}"
+        for number, example in enumerate(few_shot_examples(), start=1)
     ]
     return INSTRUCTIONS + "\n" + "\n\n".join(rendered) + "\n"
+
+
+def few_shot_examples() -> list[dict]:
+    """The worked examples: each a conversation, the existing memories and user name it comes with, and the answer."""
+    return json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))["examples"]
+
+
+def _compact(answer: dict) -> str:
+    # Without spaces: the model copies the form, which saves output tokens too.
+    return json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
 
 
 def example_user_prompt(example: dict) -> str:

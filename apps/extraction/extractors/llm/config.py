@@ -28,6 +28,7 @@ class LLMConfig:
     # openai: how the output limit is named; auto picks by model name and learns from a 400 (providers.py)
     token_limit_parameter: str = "auto"
     context_budget_tokens: int = 8000  # estimated prompt tokens per request; longer batches go in windows
+    few_shot_examples: bool = True  # the worked examples (llm/examples.json) after the instructions
 
     def __post_init__(self):
         if self.provider not in PROVIDERS:
@@ -75,6 +76,7 @@ def llm_config_from_settings() -> LLMConfig:
             structured_output=settings.LLM_STRUCTURED_OUTPUT,
             token_limit_parameter=settings.LLM_TOKEN_LIMIT_PARAMETER,
             context_budget_tokens=settings.LLM_CONTEXT_BUDGET_TOKENS,
+            few_shot_examples=settings.LLM_FEW_SHOT_EXAMPLES,
         )
     except ValueError as exc:
         raise ImproperlyConfigured(str(exc)) from exc

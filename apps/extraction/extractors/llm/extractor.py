@@ -52,7 +52,7 @@ class LLMExtractor:
     def __init__(self, config: LLMConfig, *, sleep: Callable[[float], None] = time.sleep):
         self.config = config
         self._provider = PROVIDER_CLASSES[config.provider](config, sleep=sleep)
-        self.system_prompt = extraction_system_prompt()
+        self.system_prompt = extraction_system_prompt(examples=config.few_shot_examples)
         # The output schema travels with every request too (response_format or the tool definition).
         self.fixed_tokens = (
             estimate_tokens(self.system_prompt) + estimate_tokens(json.dumps(MEMORIES_SCHEMA)) + _FRAMING_TOKENS
