@@ -219,7 +219,8 @@ LLM_STRUCTURED_OUTPUT = env_bool("LLM_STRUCTURED_OUTPUT", True)
 LLM_TOKEN_LIMIT_PARAMETER = env_str("LLM_TOKEN_LIMIT_PARAMETER", "auto")
 if LLM_TOKEN_LIMIT_PARAMETER not in ("auto", "max_tokens", "max_completion_tokens"):
     raise ImproperlyConfigured(
-        f"LLM_TOKEN_LIMIT_PARAMETER must be auto, max_tokens or max_completion_tokens, got {LLM_TOKEN_LIMIT_PARAMETER!r}"
+        "LLM_TOKEN_LIMIT_PARAMETER must be auto, max_tokens or max_completion_tokens, "
+        f"got {LLM_TOKEN_LIMIT_PARAMETER!r}"
     )
 # Estimated input tokens per request (instructions, examples, existing memories and messages); a longer batch
 # is extracted in several consecutive windows.
@@ -250,7 +251,9 @@ EXTRACTION_NEAR_DUPLICATE_SIMILARITY = env_float("EXTRACTION_NEAR_DUPLICATE_SIMI
 # rules otherwise.
 EXTRACTION_DEFAULT_EXTRACTOR = env_str("EXTRACTION_DEFAULT_EXTRACTOR", "auto")
 if EXTRACTION_DEFAULT_EXTRACTOR not in ("auto", "rules", "llm"):
-    raise ImproperlyConfigured(f"EXTRACTION_DEFAULT_EXTRACTOR must be auto, rules or llm, got {EXTRACTION_DEFAULT_EXTRACTOR!r}")
+    raise ImproperlyConfigured(
+        f"EXTRACTION_DEFAULT_EXTRACTOR must be auto, rules or llm, got {EXTRACTION_DEFAULT_EXTRACTOR!r}"
+    )
 if EXTRACTION_DEFAULT_EXTRACTOR == "llm" and not (LLM_API_KEY or LLM_BASE_URL):
     raise ImproperlyConfigured("EXTRACTION_DEFAULT_EXTRACTOR=llm needs a model: set LLM_API_KEY or LLM_BASE_URL")
 # A job whose model failed on its last attempt runs the rules extractor instead of failing.

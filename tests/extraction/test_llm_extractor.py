@@ -801,6 +801,17 @@ def test_a_chosen_token_limit_name_is_kept_even_when_refused(make_extractor, ser
     assert len(server.requests) == 1
 
 
+def test_a_bad_value_is_not_taken_for_an_unsupported_parameter(make_extractor, server):
+    error = {"message": "max_tokens is too large: 100000. This model supports at most 16384 completion tokens.",
+             "type": "invalid_request_error", "param": "max_tokens", "code": "invalid_value"}
+    server.default = Reply.status(400, body=json.dumps({"error": error}))
+
+    with pytest.raises(ExtractionError, match="HTTP 400: .*max_tokens is too large"):
+        _extract(make_extractor(max_tokens=100_000))
+
+    assert len(server.requests) == 1  # the other name would not cure it
+
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_model_refusing_temperature_is_sent_none_from_then_on(make_extractor, server, provider):
     server.rejects = ("temperature",)
@@ -874,7 +885,8 @@ def test_config_from_settings_fills_provider_defaults(llm_settings):
     )
     assert (config.timeout_seconds, config.max_retries, config.max_tokens) == (12.5, 4, 777)
     assert config.structured_output is False
-    assert (config.token_limit_parameter, config.context_budget_tokens, config.few_shot_examples) == ("auto", 8000, True)
+    assert (config.token_limit_parameter, config.context_budget_tokens) == ("auto", 8000)
+    assert config.few_shot_examples is True
     assert API_KEY not in repr(config)
 
     llm_settings.LLM_PROVIDER = "openai"

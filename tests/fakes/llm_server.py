@@ -72,7 +72,8 @@ class Reply:
         message = f"Unsupported parameter: '{parameter}' is not supported with this model."
         if instead:
             message += f" Use '{instead}' instead."
-        error = {"message": message, "type": "invalid_request_error", "param": parameter, "code": "unsupported_parameter"}
+        error = {"message": message, "type": "invalid_request_error", "param": parameter,
+                 "code": "unsupported_parameter"}
         return cls.status(400, body=json.dumps({"error": error}))
 
     @classmethod
@@ -138,7 +139,8 @@ class RecordedRequest:
 
     @property
     def user_prompt(self) -> str:
-        return next(message["content"] for message in (self.body or {}).get("messages", []) if message["role"] == "user")
+        messages = (self.body or {}).get("messages", [])
+        return next(message["content"] for message in messages if message["role"] == "user")
 
     @property
     def conversation(self) -> list[dict]:

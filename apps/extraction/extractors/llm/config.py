@@ -52,7 +52,8 @@ class LLMConfig:
             )
         if self.context_budget_tokens < MIN_CONTEXT_BUDGET_TOKENS:
             raise ValueError(
-                f"LLM context budget must be at least {MIN_CONTEXT_BUDGET_TOKENS} tokens, got {self.context_budget_tokens}"
+                f"LLM context budget must be at least {MIN_CONTEXT_BUDGET_TOKENS} tokens, "
+                f"got {self.context_budget_tokens}"
             )
         if self.backoff_seconds < 0 or self.max_retry_after_seconds < 0:
             raise ValueError("LLM backoff and Retry-After cap must not be negative")

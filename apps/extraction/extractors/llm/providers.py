@@ -10,6 +10,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from apps.extraction.extractors.base import ExtractionError
 from apps.extraction.extractors.llm.config import LLMConfig
@@ -27,7 +28,8 @@ _MAX_JSON_STARTS = 20  # "{" positions tried when the answer has words around it
 _REASONING_MODEL = re.compile(r"^(?:o\d|gpt-5)", re.IGNORECASE)
 # How servers say that a request parameter is not supported (OpenAI, Azure, vLLM, LiteLLM, Anthropic).
 _UNSUPPORTED = re.compile(r"unsupported|not supported|unrecognized|unknown|not permitted|not allowed|extra input|"
-                          r"does not support|only the default|invalid", re.IGNORECASE)
+                          r"does not support|only the default", re.IGNORECASE)
+_UNSUPPORTED_CODES = {"unsupported_parameter", "unsupported_value"}
 # How servers say that the prompt does not fit the model's context (OpenAI, vLLM, Anthropic, LiteLLM).
 _CONTEXT_OVERFLOW = re.compile(r"context_length_exceeded|maximum context length|context window|prompt is too long|"
                                r"too many (?:input )?tokens", re.IGNORECASE)
@@ -96,8 +98,7 @@ class Provider:
 
     def _adapt_to(self, refused: RequestRefused) -> str | None:
         """Change the request so that the parameter the server named is gone; what changed, or None."""
-        complaint = _complaint(refused.body)
-        if self.send_temperature and _names(complaint, "temperature"):
+        if self.send_temperature and _Complaint.of(refused.body).refuses("temperature"):
             self.send_temperature = False
             return "leaving out temperature"
         return None
@@ -146,13 +147,13 @@ class OpenAIChatProvider(Provider):
         return body
 
     def _adapt_to(self, refused: RequestRefused) -> str | None:
-        complaint = _complaint(refused.body)
-        if not self._token_limit_learned and _names(complaint, self.token_limit_parameter):
+        complaint = _Complaint.of(refused.body)
+        if not self._token_limit_learned and complaint.refuses(self.token_limit_parameter):
             self._token_limit_learned = True
             other = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
             self.token_limit_parameter = other[self.token_limit_parameter]
             return f"sending {self.token_limit_parameter}"
-        if self.structured_output and (_names(complaint, "response_format") or _names(complaint, "json_schema")):
+        if self.structured_output and (complaint.refuses("response_format") or complaint.refuses("json_schema")):
             self.structured_output = False
             return "asking for json_object instead of a json_schema"
         return super()._adapt_to(refused)
@@ -230,26 +231,37 @@ class AnthropicMessagesProvider(Provider):
         )
 
 
-def _complaint(body: str) -> tuple[str, str]:
-    """(the parameter an error body names, its message), lower-cased; OpenAI, Anthropic and others' shapes."""
-    try:
-        decoded = json.loads(body)
-    except ValueError:
-        return "", body.lower()
-    error = decoded.get("error", decoded) if isinstance(decoded, dict) else {}
-    if not isinstance(error, dict):
-        return "", str(error).lower()
-    param = error.get("param")
-    message = error.get("message") or error.get("detail") or decoded.get("detail") or ""
-    return (param if isinstance(param, str) else "").lower(), str(message).lower()
+@dataclass(frozen=True)
+class _Complaint:
+    """What a 4xx body says, lower-cased: the parameter it names (OpenAI), its code and its message."""
+
+    param: str
+    code: str
+    message: str
+
+    @classmethod
+    def of(cls, body: str) -> "_Complaint":
+        try:
+            decoded = json.loads(body)
+        except ValueError:
+            return cls("", "", body.lower())
+        error = decoded.get("error", decoded) if isinstance(decoded, dict) else {}
+        if not isinstance(error, dict):
+            return cls("", "", str(error).lower())
+        message = error.get("message") or error.get("detail") or decoded.get("detail") or ""
+        param, code = (error.get(key) for key in ("param", "code"))
+        return cls(_lower(param), _lower(code), _lower(str(message)))
+
+    def refuses(self, parameter: str) -> bool:
+        """The server does not take `parameter` (or anything but its default value): not merely a bad value,
+        such as a max_tokens above the model's limit, which the other name would not cure."""
+        named = (self.param == parameter or self.param.startswith(parameter + ".")) if self.param else (
+            parameter in self.message)
+        return named and (self.code in _UNSUPPORTED_CODES or bool(_UNSUPPORTED.search(self.message)))
 
 
-def _names(complaint: tuple[str, str], parameter: str) -> bool:
-    """The error is about `parameter`: OpenAI names it in `param`; others only in the message."""
-    param, message = complaint
-    if param:
-        return param == parameter or param.startswith(parameter + ".")
-    return parameter in message and bool(_UNSUPPORTED.search(message))
+def _lower(value: object) -> str:
+    return value.lower() if isinstance(value, str) else ""
 
 
 PROVIDER_CLASSES: dict[str, type[Provider]] = {

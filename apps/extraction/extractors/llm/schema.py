@@ -66,8 +66,8 @@ MEMORIES_SCHEMA: dict = {
 
 
 # Words models use for our enum values; each maps to one value only.
-_MEMORY_TYPE_SYNONYMS = {"event": "episode", "action": "episode", "instruction": "procedure", "preferences": "preference",
-                         "facts": "fact", "episodes": "episode", "procedures": "procedure"}
+_MEMORY_TYPE_SYNONYMS = {"event": "episode", "action": "episode", "instruction": "procedure",
+                         "preferences": "preference", "facts": "fact", "episodes": "episode", "procedures": "procedure"}
 _ACTION_SYNONYMS = {"create": "add", "insert": "add", "new": "add", "replace": "update", "modify": "update",
                     "edit": "update", "supersede": "update", "remove": "delete", "forget": "delete",
                     "invalidate": "delete", "retract": "delete"}
@@ -133,11 +133,11 @@ def _candidate(item: object, where: str, scope: AnswerScope) -> Candidate | None
 
     memory_type = _enum_value(item["memory_type"], MEMORY_TYPES, _MEMORY_TYPE_SYNONYMS)
     if memory_type is None:
-        raise _malformed(f"{where}.memory_type {item['memory_type']!r} is not one of {', '.join(MEMORY_TYPES)}")
+        raise _malformed(f"{where}.memory_type {_shown(item['memory_type'])} is not one of {', '.join(MEMORY_TYPES)}")
 
     action = _enum_value(item["action"], ACTIONS, _ACTION_SYNONYMS)
     if action is None:
-        raise _malformed(f"{where}.action {item['action']!r} is not one of {', '.join(ACTIONS)}")
+        raise _malformed(f"{where}.action {_shown(item['action'])} is not one of {', '.join(ACTIONS)}")
 
     confidence = item["confidence"]
     if isinstance(confidence, str) and _NUMBER.match(confidence):
@@ -145,9 +145,9 @@ def _candidate(item: object, where: str, scope: AnswerScope) -> Candidate | None
     # bool is an int in Python; a JSON true is not a confidence. Out-of-range values are refused, not
     # clamped: a model answering on a 0-100 scale would otherwise make every fact look certain.
     if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not math.isfinite(confidence):
-        raise _malformed(f"{where}.confidence must be a number, got {confidence!r}")
+        raise _malformed(f"{where}.confidence must be a number, got {_shown(confidence)}")
     if not 0.0 <= confidence <= 1.0:
-        raise _malformed(f"{where}.confidence {confidence!r} is outside 0..1")
+        raise _malformed(f"{where}.confidence {_shown(confidence)} is outside 0..1")
 
     subject = _nullable_text(item.get("subject"))
     if subject is not None and not isinstance(subject, str):
@@ -164,7 +164,7 @@ def _candidate(item: object, where: str, scope: AnswerScope) -> Candidate | None
             # (consolidation), as the instructions ask for facts not among the existing memories.
             action = "add" if action == "update" else action
         elif resolved is None:
-            raise _malformed(f"{where}.target_memory_id {target[:64]!r} is not one of the existing memories given")
+            raise _malformed(f"{where}.target_memory_id {_shown(target)} is not one of the existing memories given")
         target = resolved
     if action == "add" and target is not None:
         raise _malformed(f'{where} is an "add" with a target_memory_id; an add replaces nothing')
@@ -221,9 +221,15 @@ def _seqs(value: object, where: str) -> list[int]:
         if isinstance(seq, str) and seq.strip().isdigit():
             seq = int(seq)
         if isinstance(seq, bool) or not isinstance(seq, int):
-            raise _malformed(f"{where}.source_seqs must hold integers, got {seq!r}")
+            raise _malformed(f"{where}.source_seqs must hold integers, got {_shown(seq)}")
         seqs.append(seq)
     return seqs
+
+
+def _shown(value: object) -> str:
+    # Errors go to logs, the job row and the model's second prompt: a model's value is shown briefly.
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _malformed(problem: str) -> MalformedAnswer:
