@@ -28,6 +28,7 @@ _FRAMING_TOKENS = 150
 # A window whose answer was cut off (or whose prompt the server refused as too long) is split in two, at
 # most this many times over: 8 requests for what was one.
 _MAX_SPLIT_DEPTH = 3
+_MIN_DATA_TOKENS = 1000  # a budget leaving less than this for the data is too small to be kept to
 _SAMPLE_TIME = format_time(datetime(2026, 1, 1, tzinfo=UTC))
 
 
@@ -57,6 +58,12 @@ class LLMExtractor:
         self.fixed_tokens = (
             estimate_tokens(self.system_prompt) + estimate_tokens(json.dumps(MEMORIES_SCHEMA)) + _FRAMING_TOKENS
         )
+        if config.context_budget_tokens - self.fixed_tokens < _MIN_DATA_TOKENS:
+            logger.warning(
+                "LLM_CONTEXT_BUDGET_TOKENS=%d leaves %d estimated tokens for memories and messages after the "
+                "instructions (%d); requests will exceed it: raise it, or set LLM_FEW_SHOT_EXAMPLES=false",
+                config.context_budget_tokens, config.context_budget_tokens - self.fixed_tokens, self.fixed_tokens,
+            )
 
     def extract(
         self, *, messages: list[ConversationMessage], existing: list[ExistingMemory], user_name: str | None = None
