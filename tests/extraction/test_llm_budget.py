@@ -196,3 +196,9 @@ def test_token_estimates_err_on_the_high_side(text, low, high):
 def test_a_budget_below_the_instructions_is_refused():
     with pytest.raises(ValueError, match="context budget must be at least 3000"):
         LLMConfig(provider="openai", model="m", base_url="http://127.0.0.1:9/v1", context_budget_tokens=2000)
+
+
+def test_a_budget_too_small_for_the_instructions_is_warned_about(make_extractor, caplog):
+    make_extractor(3000, few_shot_examples=True)
+
+    assert "LLM_CONTEXT_BUDGET_TOKENS=3000 leaves" in caplog.text and "LLM_FEW_SHOT_EXAMPLES=false" in caplog.text
