@@ -2,9 +2,9 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("extraction", "0002_sweep_schedule"),
-    ]
+    """Why a job ran the rules extractor instead of the model it was scheduled for (empty for every earlier job)."""
+
+    dependencies = [("extraction", "0003_job_session_to_seq_index")]
 
     operations = [
         migrations.AddField(
