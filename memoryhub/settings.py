@@ -213,6 +213,20 @@ LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 2048, minimum=1)
 _llm_temperature_omitted = env_str("LLM_TEMPERATURE", "0").strip().lower() == "none"
 LLM_TEMPERATURE = None if _llm_temperature_omitted else env_float("LLM_TEMPERATURE", 0.0)
 LLM_STRUCTURED_OUTPUT = env_bool("LLM_STRUCTURED_OUTPUT", True)
+# openai: the name of the output limit. OpenAI's reasoning models (o1, o3, o4-mini, gpt-5...) refuse max_tokens
+# and other servers may not know max_completion_tokens; auto picks by model name and switches once per process
+# when a server answers 400 naming the parameter it does not support.
+LLM_TOKEN_LIMIT_PARAMETER = env_str("LLM_TOKEN_LIMIT_PARAMETER", "auto")
+if LLM_TOKEN_LIMIT_PARAMETER not in ("auto", "max_tokens", "max_completion_tokens"):
+    raise ImproperlyConfigured(
+        "LLM_TOKEN_LIMIT_PARAMETER must be auto, max_tokens or max_completion_tokens, "
+        f"got {LLM_TOKEN_LIMIT_PARAMETER!r}"
+    )
+# Estimated input tokens per request (instructions, examples, existing memories and messages); a longer batch
+# is extracted in several consecutive windows.
+LLM_CONTEXT_BUDGET_TOKENS = env_int("LLM_CONTEXT_BUDGET_TOKENS", 8000, minimum=3000)
+# Worked examples after the instructions (about 1,900 tokens of every request; strong models may do without).
+LLM_FEW_SHOT_EXAMPLES = env_bool("LLM_FEW_SHOT_EXAMPLES", True)
 # --- end LLM extraction
 
 # --- Working state (per-session working memory, scratchpad, checkpoints) --------------------------
@@ -233,6 +247,17 @@ EXTRACTION_RETRY_BACKOFF_SECONDS = env_int("EXTRACTION_RETRY_BACKOFF_SECONDS", 1
 # Run extraction jobs in the enqueuing process instead of a q2 worker (tests of the logic, not the queue).
 EXTRACTION_RUN_INLINE = env_bool("EXTRACTION_RUN_INLINE", False)
 EXTRACTION_NEAR_DUPLICATE_SIMILARITY = env_float("EXTRACTION_NEAR_DUPLICATE_SIMILARITY", 0.92)
+# Defaults of the stores' extraction_config. auto: llm when a model is configured (LLM_API_KEY or LLM_BASE_URL),
+# rules otherwise.
+EXTRACTION_DEFAULT_EXTRACTOR = env_str("EXTRACTION_DEFAULT_EXTRACTOR", "auto")
+if EXTRACTION_DEFAULT_EXTRACTOR not in ("auto", "rules", "llm"):
+    raise ImproperlyConfigured(
+        f"EXTRACTION_DEFAULT_EXTRACTOR must be auto, rules or llm, got {EXTRACTION_DEFAULT_EXTRACTOR!r}"
+    )
+if EXTRACTION_DEFAULT_EXTRACTOR == "llm" and not (LLM_API_KEY or LLM_BASE_URL):
+    raise ImproperlyConfigured("EXTRACTION_DEFAULT_EXTRACTOR=llm needs a model: set LLM_API_KEY or LLM_BASE_URL")
+# A job whose model failed on its last attempt runs the rules extractor instead of failing.
+EXTRACTION_FALLBACK_TO_RULES = env_bool("EXTRACTION_FALLBACK_TO_RULES", False)
 
 # --- Background jobs (django-q2) and live updates (Channels) --------------------------------------
 REDIS_URL = env_str("REDIS_URL")

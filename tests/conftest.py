@@ -13,11 +13,14 @@ from apps.tenancy.services import api_key_issue, membership_set, tenant_create
 
 
 @pytest.fixture(autouse=True)
-def _hash_embedder_by_default(settings):
+def _hash_embedder_and_no_model_by_default(settings):
     # The deterministic, download-free embedder is the test default; tests of the local model ask for it.
     settings.MEMORYHUB_DEFAULT_EMBEDDER = "hash"
     # Password hashing is deliberately slow; tests create many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # No model unless a test configures one (a fake server): the default extractor, auto, would otherwise call
+    # whatever LLM_API_KEY names in the developer's shell.
+    settings.LLM_API_KEY = settings.LLM_BASE_URL = ""
 
 
 @dataclass

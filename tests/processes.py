@@ -26,6 +26,12 @@ Q_TIMEOUT_SECONDS = 4
 Q_RETRY_SECONDS = 7
 
 
+def outside_env() -> dict[str, str]:
+    """This process's environment without a model for the llm extractor: a test that wants one passes it (the
+    stores' default extractor, auto, would otherwise call whatever model the developer's shell names)."""
+    return {name: value for name, value in os.environ.items() if name not in ("LLM_API_KEY", "LLM_BASE_URL")}
+
+
 def database_env(database_name: str) -> dict[str, str]:
     """Environment that points a memoryhub process at `database_name` on the server the tests use."""
     url = os.environ.get("DATABASE_URL")
@@ -66,7 +72,7 @@ class QCluster:
         self.starts += 1
         self._log_file = open(self.log_dir / f"qcluster-{self.starts}.log", "wb")  # noqa: SIM115 - closed in stop
         environment = {
-            **os.environ,
+            **outside_env(),
             **self._database_env(),
             "Q_WORKERS": str(workers),
             "Q_TIMEOUT_SECONDS": str(Q_TIMEOUT_SECONDS),
@@ -171,7 +177,7 @@ class LiveServer:
         self.port = free_port()
         self._log_file = open(self.log_dir / f"server-{self.starts}.log", "wb")  # noqa: SIM115 - closed in stop
         environment = {
-            **os.environ,
+            **outside_env(),
             **database_env(self.database_name),
             "MEMORYHUB_DEFAULT_EMBEDDER": "hash",
             "EXTRACTION_RUN_INLINE": "false",  # jobs go to the broker, for the worker

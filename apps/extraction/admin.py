@@ -11,11 +11,11 @@ from apps.tenancy.admin_base import ReadOnlyTenantAdmin
 class ExtractionJobAdmin(ReadOnlyTenantAdmin):
     tenant_path = "store__tenant"
     list_display = [
-        "created_at", "store", "session", "from_seq", "to_seq", "status", "trigger", "extractor", "attempts",
-        "added", "updated", "deleted", "unchanged", "duration_ms",
+        "created_at", "store", "session", "from_seq", "to_seq", "status", "trigger", "extractor", "fell_back",
+        "attempts", "added", "updated", "deleted", "unchanged", "duration_ms",
     ]
     list_filter = ["status", "trigger", "extractor", "store"]
-    search_fields = ["=id", "session__external_id", "session__user_id", "error"]
+    search_fields = ["=id", "session__external_id", "session__user_id", "error", "fallback_reason"]
     readonly_fields = [field.name for field in ExtractionJob._meta.fields]
     actions = ["retry_failed"]
 
@@ -23,6 +23,10 @@ class ExtractionJobAdmin(ReadOnlyTenantAdmin):
         # For the list (store labels name their tenant) and for a job's name (its session's external id).
         # Here rather than in list_select_related, which the changelist ignores once this selects any.
         return super().get_queryset(request).select_related("store__tenant", "session")
+
+    @admin.display(boolean=True, description="fell back to rules")
+    def fell_back(self, job):
+        return bool(job.fallback_reason)
 
     @admin.action(description="Retry selected failed jobs", permissions=["act"])
     def retry_failed(self, request, queryset):

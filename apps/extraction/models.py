@@ -29,7 +29,11 @@ class ExtractionJob(BaseModel):
     to_seq = models.PositiveIntegerField()
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     trigger = models.CharField(max_length=20, choices=Trigger.choices)
+    # The extractor that ran (or will run): "rules" or "llm", never "auto", which is resolved when the job is
+    # scheduled; "rules" after a fallback.
     extractor = models.CharField(max_length=20)
+    # Why the job ran the rules extractor instead of the model it was scheduled for (the model's last error).
+    fallback_reason = models.TextField(blank=True, default="")
     attempts = models.PositiveSmallIntegerField(default=0)
     max_attempts = models.PositiveSmallIntegerField(default=3)
     error = models.TextField(blank=True, default="")

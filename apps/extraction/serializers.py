@@ -16,7 +16,12 @@ class JobOutput(serializers.Serializer):
     to_seq = serializers.IntegerField()
     status = serializers.ChoiceField(choices=ExtractionJob.Status.choices)
     trigger = serializers.CharField()
-    extractor = serializers.CharField()
+    extractor = serializers.CharField(help_text="The extractor that ran: rules or llm (auto is resolved when the job "
+                                                "is scheduled); rules after a fallback.")
+    fallback_reason = serializers.CharField(
+        help_text="Why the job ran the rules extractor instead of the model (the store's "
+                  "extraction_config.fallback_to_rules): the model's error on the last attempt; empty otherwise."
+    )
     attempts = serializers.IntegerField()
     max_attempts = serializers.IntegerField()
     error = serializers.CharField()
@@ -36,7 +41,8 @@ class JobOutput(serializers.Serializer):
             "store": job.store.name,
             "session_id": job.session.external_id,
             **{name: getattr(job, name) for name in (
-                "from_seq", "to_seq", "status", "trigger", "extractor", "attempts", "max_attempts", "error",
+                "from_seq", "to_seq", "status", "trigger", "extractor", "fallback_reason", "attempts", "max_attempts",
+                "error",
                 "added", "updated", "deleted", "unchanged", "duration_ms",
             )},
             **{name: iso_datetime(getattr(job, name)) for name in ("run_after", "started_at", "finished_at", "created_at")},

@@ -15,11 +15,11 @@ from apps.core.actors import Actor
 from apps.core.errors import ConflictError, NotFoundError
 from apps.extraction.consolidation import consolidate
 from apps.extraction.extractors import get_extractor
-from apps.extraction.extractors.base import ConversationMessage
+from apps.extraction.extractors.base import ConversationMessage, ExtractionError
 from apps.extraction.models import ExtractionJob
 from apps.extraction.selectors import related_memories
 from apps.memories.models import MemoryStore
-from apps.memories.store_settings import extraction_settings_for, extractor_problem
+from apps.memories.store_settings import extraction_settings_for, extractor_problem, resolve_extractor
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ def extraction_job_schedule(*, session: Session, trigger: str, force: bool = Fal
         from_seq=session.extracted_seq,
         to_seq=session.last_seq,
         trigger=trigger,
-        extractor=config.extractor,
+        extractor=resolve_extractor(config.extractor),
         max_attempts=settings.EXTRACTION_MAX_ATTEMPTS,
     )
     Session.objects.filter(pk=session.pk).update(scheduled_seq=session.last_seq, unscheduled_user_turns=0)
@@ -183,7 +183,11 @@ def extraction_job_run(*, job_id) -> JobOutcome:
         return JobOutcome(job=None, claimed=False)
     started = time.monotonic()
     try:
+        config = extraction_settings_for(job.store)
         problem = extractor_problem(job.extractor)
+        if problem and config.extractor == "auto":
+            # Scheduled while this server had a model, run after a restart without one: auto means rules now.
+            job.extractor, problem = resolve_extractor("auto"), None
         if problem:
             raise ExtractorNotReady(f"The {job.extractor} extractor cannot run: {problem}.")
         session = job.session
@@ -203,7 +207,17 @@ def extraction_job_run(*, job_id) -> JobOutcome:
             existing, user_name = related_memories(
                 store=job.store, user_id=session.user_id, messages=messages, search=job.extractor != "rules"
             )
-            candidates = get_extractor(job.extractor).extract(messages=messages, existing=existing, user_name=user_name)
+            try:
+                candidates = get_extractor(job.extractor).extract(
+                    messages=messages, existing=existing, user_name=user_name
+                )
+            except ExtractionError as exc:
+                if not (job.extractor == "llm" and config.fallback_to_rules and job.attempts >= job.max_attempts):
+                    raise
+                logger.warning("Extraction job %s falls back to the rules extractor on its last attempt: %s",
+                               job.pk, exc)
+                job.extractor, job.fallback_reason = "rules", f"{exc.__class__.__name__}: {exc}"[:4000]
+                candidates = get_extractor("rules").extract(messages=messages, existing=existing, user_name=user_name)
         with transaction.atomic():
             locked = Session.objects.select_for_update().get(pk=session.pk)
             locked.store = job.store
@@ -226,7 +240,8 @@ def extraction_job_run(*, job_id) -> JobOutcome:
             job.lease_expires_at = None
             job.duration_ms = int((time.monotonic() - started) * 1000)
             job.save(update_fields=["status", "from_seq", "error", "added", "updated", "deleted", "unchanged",
-                                    "finished_at", "lease_expires_at", "duration_ms", "updated_at"])
+                                    "extractor", "fallback_reason", "finished_at", "lease_expires_at",
+                                    "duration_ms", "updated_at"])
             # Messages that arrived while this job ran: their trigger may be due now.
             extraction_job_schedule(session=locked, trigger=ExtractionJob.Trigger.TURNS)
         return JobOutcome(job=job, claimed=True)

@@ -13,7 +13,12 @@ from apps.core.fields import (
 )
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.search import SEARCH_MODES
-from apps.memories.store_settings import extraction_settings_for, extractor_problem, working_state_settings_for
+from apps.memories.store_settings import (
+    extraction_settings_for,
+    extractor_problem,
+    resolve_extractor,
+    working_state_settings_for,
+)
 
 # --- Stores -----------------------------------------------------------------------------------------
 
@@ -52,8 +57,9 @@ class StoreOutput(serializers.ModelSerializer):
         help_text="Extraction settings in effect: extraction_config (the store's overrides) over the defaults."
     )
     extractor_status = serializers.SerializerMethodField(
-        help_text="Whether the store's extractor can run on this server: {ready, problem}; problem says what to "
-                  "configure when it cannot."
+        help_text="Whether the store's extractor can run on this server: {ready, problem, extractor}; problem "
+                  "says what to configure when it cannot, extractor is the one its jobs run now (auto is llm when "
+                  "the server has a model configured, rules otherwise)."
     )
     working_memory_limits = serializers.SerializerMethodField(
         help_text="Working-state limits in effect: working_memory_config (the store's overrides) over the "
@@ -85,8 +91,9 @@ class StoreOutput(serializers.ModelSerializer):
         return extraction_settings_for(store).as_dict()
 
     def get_extractor_status(self, store) -> dict:
-        problem = extractor_problem(extraction_settings_for(store).extractor)
-        return {"ready": problem is None, "problem": problem}
+        extractor = extraction_settings_for(store).extractor
+        problem = extractor_problem(extractor)
+        return {"ready": problem is None, "problem": problem, "extractor": resolve_extractor(extractor)}
 
     def get_working_memory_limits(self, store) -> dict:
         return working_state_settings_for(store).as_dict()

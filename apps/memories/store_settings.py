@@ -13,7 +13,8 @@ from django.conf import settings
 from apps.core.errors import ApplicationError
 from apps.memories.search import SEARCH_MODES
 
-EXTRACTORS = ("rules", "llm")
+# auto: llm when this server has a model configured, rules otherwise (resolve_extractor).
+EXTRACTORS = ("auto", "rules", "llm")
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,13 @@ DAY = 24 * 3600
 LIMITS: dict[str, dict[str, Limit]] = {
     "extraction_config": {
         "enabled": Limit(bool, default=True),
-        "extractor": Limit(str, default="rules", choices=EXTRACTORS),
+        "extractor": Limit(str, setting="EXTRACTION_DEFAULT_EXTRACTOR", choices=EXTRACTORS),
         "every_n_turns": Limit(int, default=1, low=1, high=1000),  # extract after this many new user turns
         "idle_seconds": Limit(int, default=300, low=0, high=7 * DAY),  # extract a quiet session (0 = never)
         "on_session_end": Limit(bool, default=True),
+        # A job whose model stays unreachable or keeps answering malformed output runs the rules extractor on
+        # its last attempt instead of failing (the job records it).
+        "fallback_to_rules": Limit(bool, setting="EXTRACTION_FALLBACK_TO_RULES"),
     },
     "working_memory_config": {
         # 0: items without a ttl never expire
@@ -99,9 +103,21 @@ def store_settings_validate(group: str, raw: dict | None, *, chosen: set[str] | 
     return dict(raw)
 
 
+def llm_configured() -> bool:
+    """This server has a model for the llm extractor."""
+    return bool(settings.LLM_API_KEY or settings.LLM_BASE_URL)
+
+
+def resolve_extractor(extractor: str) -> str:
+    """The extractor a job of a store that chose `extractor` runs: auto is llm when a model is configured."""
+    if extractor == "auto":
+        return "llm" if llm_configured() else "rules"
+    return extractor
+
+
 def extractor_problem(extractor: str) -> str | None:
-    """Why `extractor` cannot run on this server, or None when it can."""
-    if extractor == "llm" and not (settings.LLM_API_KEY or settings.LLM_BASE_URL):
+    """Why `extractor` cannot run on this server, or None when it can (auto always can)."""
+    if extractor == "llm" and not llm_configured():
         return ("the llm extractor needs a model and none is configured: set LLM_API_KEY (with LLM_PROVIDER "
                 "and LLM_MODEL as needed), or LLM_BASE_URL for an OpenAI-compatible server that needs no key, "
                 "and restart memoryhub")
@@ -121,6 +137,7 @@ class ExtractionSettings:
     every_n_turns: int
     idle_seconds: int
     on_session_end: bool
+    fallback_to_rules: bool
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -77,3 +77,16 @@ def test_retrying_reports_each_refused_job_by_name(client, tenant_a, failed_job)
     assert f"Extraction job {str(failed_job.pk)[:8]} of session s-1 (succeeded): Only failed jobs" in (
         response.content.decode()
     )
+
+
+def test_a_job_that_fell_back_to_rules_says_so(client, tenant_a, failed_job):
+    reason = "ExtractionError: LLM (openai, gpt-test-mini) answered HTTP 500; gave up after 3 attempt(s)"
+    ExtractionJob.objects.filter(pk=failed_job.pk).update(status="succeeded", extractor="rules",
+                                                          fallback_reason=reason)
+    _login(client, tenant_a.reviewer)
+
+    listing = client.get("/admin/extraction/extractionjob/").content.decode()
+    page = client.get(f"/admin/extraction/extractionjob/{failed_job.pk}/change/").content.decode()
+
+    assert "Fell back to rules" in listing and 'alt="True"' in listing
+    assert "gave up after 3 attempt(s)" in page

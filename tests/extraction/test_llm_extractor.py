@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -19,6 +20,9 @@ from apps.extraction.extractors.llm import (
     llm_config_from_settings,
     llm_extractor_from_settings,
 )
+from apps.extraction.extractors.llm.budget import estimate_tokens
+from apps.extraction.extractors.llm.schema import MEMORIES_SCHEMA, AnswerScope, candidates_from_output
+from apps.extraction.extractors.prompts import example_user_prompt, extraction_system_prompt, few_shot_examples
 from tests.fakes.llm_server import FakeLLMServer, Reply
 from tests.processes import free_port
 
@@ -217,15 +221,17 @@ def test_prompt_carries_the_conversation_the_existing_memories_and_the_user_name
 
     request = server.requests[0]
     prompt = _user_prompt(request)
-    assert "The user's name is Alice." in prompt
-    for memory in EXISTING:
-        assert memory.id in prompt
-        assert memory.content in prompt
-    assert '"subject": "employer"' in prompt
+    assert "User's name: Alice." in prompt
+    # Memories are shown with short ids (a UUID costs about twenty tokens); answers name them so.
+    for number, memory in enumerate(EXISTING, start=1):
+        assert memory.id not in prompt
+        assert json.dumps({"id": f"m{number}", "memory_type": "fact", "subject": memory.subject,
+                           "content": memory.content}) in prompt
     for message in MESSAGES[:3]:
         assert json.dumps(message.text) in prompt
         assert f'"seq": {message.seq}' in prompt
-    assert '"time": "2025-03-03T09:00:00+00:00"' in prompt
+    # The time, with its weekday, on the first message and where the day changes.
+    assert '"time": "Mon 2025-03-03 09:00 UTC"' in prompt
     # The agent's own system prompt is not part of the conversation the model reads.
     assert "SYSTEM-PROMPT-MARKER" not in request.prompt_text
     assert '"seq": 4' not in prompt
@@ -239,10 +245,9 @@ def test_conversation_lines_are_json_so_message_text_cannot_pose_as_structure(ma
     make_extractor().extract(messages=[tricky], existing=[], user_name=None)
 
     prompt = _user_prompt(server.requests[0])
-    conversation = prompt.split("Conversation (one JSON object per line, oldest first):\n")[1].split("\n\n")[0]
-    assert [json.loads(line) for line in conversation.splitlines()] == [{"seq": 7, "role": "user", "text": tricky.text}]
-    assert "Existing memories (one JSON object per line):\n(none)" in prompt
-    assert 'The user\'s name is not known: write "The user".' in prompt
+    assert server.requests[0].conversation == [{"seq": 7, "role": "user", "text": tricky.text}]
+    assert "Existing memories:\n(none)" in prompt
+    assert 'User\'s name: unknown (write "The user").' in prompt
 
 
 def test_nothing_worth_remembering_is_an_empty_list(make_extractor, server):
@@ -289,12 +294,6 @@ def test_no_api_key_sends_no_credentials(make_extractor, server):
     openai_request, anthropic_request = server.requests
     assert "authorization" not in openai_request.headers
     assert "x-api-key" not in anthropic_request.headers
-
-
-def test_a_json_answer_in_a_markdown_fence_is_read(make_extractor, server):
-    server.script(Reply.text_only("```json\n" + json.dumps({"memories": [ADD_ITEM]}) + "\n```"))
-
-    assert _extract(make_extractor("openai", structured_output=False)) == [EXPECTED[1]]
 
 
 def test_harmless_shapes_are_accepted_as_documented(make_extractor, server):
@@ -448,26 +447,126 @@ def test_unreachable_server_gives_up_after_max_retries(make_extractor, sleeps):
     assert len(sleeps) == 2
 
 
-# --- Bad answers: every one is a failed attempt, never data -------------------------------------------
+def _with(**changes) -> dict:
+    return {**UPDATE_ITEM, **changes}
+
+
+def _without(key: str) -> dict:
+    return {name: value for name, value in UPDATE_ITEM.items() if name != key}
+
+
+# --- Realistic model answers: good candidates where the meaning is unambiguous, an error otherwise ------
+#
+# An answer in the wrong form is asked for once more, with the reason in the prompt (at temperature 0 the
+# same prompt would bring the same answer back); a second wrong answer is an ExtractionError, which the job
+# retries later. Nothing is ever made up: every candidate is one the model wrote.
+
+
+def _item_for(message: dict) -> dict:
+    """An add of what one message (a line of the prompt's conversation) says, citing it."""
+    return {**ADD_ITEM, "content": f"Alice said: {message['text'][:40]}", "source_seqs": [message["seq"]]}
+
+
+def _rejection_note(request) -> str:
+    prompt = _user_prompt(request)
+    return prompt.split("Your previous answer to this was rejected: ", 1)[1] if "was rejected" in prompt else ""
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply.fenced({"memories": [ADD_ITEM]}),
+        Reply.fenced({"memories": [ADD_ITEM]}, before="Here are the memories:\n\n", after="\n\nLet me know!"),
+        Reply.with_commentary({"memories": [ADD_ITEM]}, "\n\nNote: I skipped the greeting, it is small talk."),
+        Reply.text_only("Sure. " + json.dumps({"memories": [ADD_ITEM]}) + " {these are all}"),
+    ],
+    ids=["fenced", "fenced-with-words-around", "json-then-commentary", "words-around-json"],
+)
+def test_json_in_a_fence_or_among_words_is_read(make_extractor, server, reply):
+    server.script(reply)
+
+    assert _extract(make_extractor("openai", structured_output=False)) == [EXPECTED[1]]
+    assert len(server.requests) == 1
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_a_truncated_answer_is_an_extraction_error(make_extractor, server, provider):
+def test_a_truncated_answer_splits_the_window_in_two(make_extractor, server, provider):
     server.script(Reply.truncated())
+    server.responder = lambda request: Reply.memories(
+        *[_item_for(message) for message in request.conversation if message["role"] == "user"]
+    )
+
+    candidates = _extract(make_extractor(provider))
+
+    first, *halves = server.requests
+    assert [message["seq"] for message in first.conversation] == [1, 2, 3]
+    assert [[message["seq"] for message in half.conversation] for half in halves] == [[1, 2], [3]]
+    assert "Earlier messages (context only)" in _user_prompt(halves[1])  # the first half, for context
+    assert [candidate.source_seqs for candidate in candidates] == [[1], [3]]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_an_answer_cut_off_even_for_one_message_is_an_extraction_error(make_extractor, server, provider):
+    server.default = Reply.truncated()
 
     with pytest.raises(ExtractionError, match="cut off at max_tokens=1024; raise LLM_MAX_TOKENS"):
         _extract(make_extractor(provider))
 
+    assert len(server.requests[-1].conversation) == 1  # split down to a single message first
 
-def test_openai_content_that_is_not_json_fails_without_retry_or_echo(make_extractor, server, sleeps):
-    server.script(Reply.text_only('Sure! Alice\'s number is 555-0100. {"memories": ['))
+
+def test_the_token_limit_is_named_as_sent_in_a_cut_off_error(make_extractor, server):
+    server.default = Reply.truncated()
+
+    with pytest.raises(ExtractionError, match="cut off at max_completion_tokens=1024"):
+        _extract(make_extractor(model="o4-mini"), messages=MESSAGES[2:3])
+
+
+@pytest.mark.parametrize(
+    ("provider", "reply", "problem"),
+    [
+        ("openai", Reply.text_only('Sure! Alice\'s number is 555-0100. {"memories": ['), "content that is not JSON"),
+        ("openai", Reply.empty(), "empty message content"),
+        ("openai", Reply.raw('{"choices": [{"message": {"role": "assistant", "content": null}}]}'),
+         "empty message content"),
+        ("anthropic", Reply.empty(), "without calling the record_memories tool.*end_turn"),
+        ("anthropic", Reply.text_only('{"memories": []}'), "without calling the record_memories tool"),
+        ("openai", Reply.answer_with({"memories": [_with(memory_type="opinion")]}), "memory_type 'opinion'"),
+        ("anthropic", Reply.answer_with({"memories": [_with(action="merge")]}), "action 'merge'"),
+    ],
+    ids=["not-json", "empty-content", "null-content", "anthropic-no-content", "anthropic-no-tool-call",
+         "unknown-memory-type", "unknown-action"],
+)
+def test_a_malformed_answer_is_asked_for_again_with_the_reason(make_extractor, server, sleeps, provider, reply,
+                                                               problem):
+    server.script(reply, Reply.memories(ADD_ITEM))
+
+    assert _extract(make_extractor(provider)) == [EXPECTED[1]]
+
+    first, second = server.requests
+    assert _rejection_note(first) == ""
+    assert re.search(problem, _rejection_note(second))
+    assert "555-0100" not in _user_prompt(second)  # the model's own words are not sent back
+    assert sleeps == []
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_two_malformed_answers_are_an_extraction_error(make_extractor, server, provider):
+    server.default = Reply.answer_with({"memories": [_with(memory_type="opinion")]})
+
+    with pytest.raises(ExtractionError, match="memory_type 'opinion' is not one of"):
+        _extract(make_extractor(provider))
+
+    assert len(server.requests) == 2
+
+
+def test_content_that_is_not_json_is_not_echoed_in_the_error(make_extractor, server):
+    server.default = Reply.text_only('Sure! Alice\'s number is 555-0100. {"memories": [')
 
     with pytest.raises(ExtractionError, match="content that is not JSON") as caught:
         _extract(make_extractor())
 
     assert "555-0100" not in str(caught.value)  # model output may carry personal details
-    assert len(server.requests) == 1
-    assert sleeps == []
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -479,34 +578,22 @@ def test_a_body_that_is_not_json_is_an_extraction_error(make_extractor, server, 
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize(
-    ("body", "problem"),
-    [
-        ('{"choices": []}', "without choices"),
-        ('{"error": "nope"}', "without choices"),
-        ('{"choices": [{"message": {"role": "assistant", "content": ""}}]}', "empty message content"),
-        ('{"choices": [{"message": {"role": "assistant", "content": null}}]}', "empty message content"),
-    ],
-)
-def test_openai_responses_without_a_usable_message(make_extractor, server, body, problem):
+@pytest.mark.parametrize("body", ['{"choices": []}', '{"error": "nope"}'])
+def test_openai_responses_without_a_message_are_an_extraction_error(make_extractor, server, body):
     server.script(Reply.raw(body))
 
-    with pytest.raises(ExtractionError, match=problem):
+    with pytest.raises(ExtractionError, match="without choices"):
         _extract(make_extractor("openai"))
+    assert len(server.requests) == 1
 
 
-def test_openai_refusal_is_an_extraction_error(make_extractor, server):
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_refusal_is_an_extraction_error_without_asking_again(make_extractor, server, provider):
     server.script(Reply.refusal())
 
-    with pytest.raises(ExtractionError, match="refused"):
-        _extract(make_extractor("openai"))
-
-
-def test_anthropic_answer_without_a_tool_call_is_an_extraction_error(make_extractor, server):
-    server.script(Reply.text_only('{"memories": []}'))
-
-    with pytest.raises(ExtractionError, match="without calling the record_memories tool.*end_turn"):
-        _extract(make_extractor("anthropic"))
+    with pytest.raises(ExtractionError, match="refused to answer"):
+        _extract(make_extractor(provider))
+    assert len(server.requests) == 1
 
 
 def test_anthropic_response_without_content_is_an_extraction_error(make_extractor, server):
@@ -516,12 +603,81 @@ def test_anthropic_response_without_content_is_an_extraction_error(make_extracto
         _extract(make_extractor("anthropic"))
 
 
-def _with(**changes) -> dict:
-    return {**UPDATE_ITEM, **changes}
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_field_types_a_model_gets_wrong_are_read_when_their_meaning_is_plain(make_extractor, server, provider):
+    server.script(Reply.answer_with({
+        "memories": [
+            {**UPDATE_ITEM, "confidence": "0.95", "source_seqs": 1, "memory_type": "Fact", "action": "REPLACE",
+             "target_memory_id": "m1"},
+            {**ADD_ITEM, "source_seqs": ["2"], "memory_type": "event", "action": "create", "target_memory_id": "null"},
+            {**DELETE_ITEM, "action": "forget", "target_memory_id": PHONE_ID.upper()},
+        ],
+        "notes": "ignored",  # keys outside the schema, at any level, are ignored
+    }))
+
+    assert _extract(make_extractor(provider)) == EXPECTED
 
 
-def _without(key: str) -> dict:
-    return {name: value for name, value in UPDATE_ITEM.items() if name != key}
+def test_memories_sent_as_a_json_string_are_read(make_extractor, server):
+    # Tool-calling models sometimes pass an array argument as a string.
+    server.script(Reply.answer_with({"memories": json.dumps([ADD_ITEM])}))
+
+    assert _extract(make_extractor("anthropic")) == [EXPECTED[1]]
+
+
+def test_short_ids_in_answers_name_the_memories_they_stand_for(make_extractor, server):
+    server.script(Reply.memories({**UPDATE_ITEM, "target_memory_id": "m1"}, {**DELETE_ITEM, "target_memory_id": "M2"}))
+
+    candidates = _extract(make_extractor())
+
+    assert [candidate.target_memory_id for candidate in candidates] == [EMPLOYER_ID, PHONE_ID]
+
+
+def test_a_unique_prefix_of_a_full_id_names_its_memory(make_extractor, server):
+    existing = [ExistingMemory(id="5f0c1d2e-0000-4000-8000-000000000001", content="Alice lives in Paris",
+                               memory_type="fact", subject="location"),
+                ExistingMemory(id="9a8b7c6d-0000-4000-8000-000000000002", content="Alice likes tea",
+                               memory_type="preference", subject="preference:tea")]
+    server.script(Reply.memories({**DELETE_ITEM, "target_memory_id": "9a8b7c6d", "subject": None}))
+
+    (candidate,) = _extract(make_extractor(), existing=existing)
+
+    assert candidate.target_memory_id == "9a8b7c6d-0000-4000-8000-000000000002"
+
+
+def test_a_made_up_id_with_a_subject_acts_on_the_subject(make_extractor, server):
+    # The instructions' rule for facts not among the existing memories: a delete retracts the subject's
+    # memories, an update adds the new value, which replaces the subject's old one in consolidation.
+    server.script(Reply.memories({**DELETE_ITEM, "target_memory_id": "m9"},
+                                 {**UPDATE_ITEM, "target_memory_id": "7d9f-made-up"}))
+
+    delete, update = _extract(make_extractor())
+
+    assert (delete.action, delete.target_memory_id, delete.subject) == ("delete", None, "phone")
+    assert (update.action, update.target_memory_id, update.subject) == ("add", None, "employer")
+
+
+def test_an_id_the_model_was_not_shown_is_refused_without_a_subject(make_extractor, server):
+    # The same answer is fine when the memory was among those given, and refused when it was not.
+    item = {**UPDATE_ITEM, "subject": None}
+    server.script(Reply.memories(item))
+    extractor = make_extractor()
+    assert _extract(extractor)[0].target_memory_id == EMPLOYER_ID
+
+    server.default = Reply.memories(item)
+    with pytest.raises(ExtractionError, match="is not one of the existing memories given"):
+        _extract(extractor, existing=[EXISTING[1]])
+
+
+def test_personal_contact_details_are_marked_as_such(make_extractor, server):
+    email = {**ADD_ITEM, "content": "Alice's email is alice@example.com", "memory_type": "fact", "subject": "email",
+             "source_seqs": [1]}
+    server.script(Reply.memories(email, DELETE_ITEM))
+
+    added, deleted = _extract(make_extractor())
+
+    assert (added.metadata, added.tags) == ({"pii": True}, ["pii", "contact"])
+    assert (deleted.metadata, deleted.tags) == ({}, [])
 
 
 @pytest.mark.parametrize(
@@ -537,6 +693,7 @@ def _without(key: str) -> dict:
         ({"memories": [_with(content="   ")]}, "content must be a non-empty string"),
         ({"memories": [_with(content=42)]}, "content must be a non-empty string"),
         ({"memories": [_with(memory_type="opinion")]}, "memory_type 'opinion' is not one of"),
+        ({"memories": [_with(memory_type=3)]}, "memory_type 3 is not one of"),
         ({"memories": [_with(action="merge")]}, "action 'merge' is not one of"),
         ({"memories": [_with(action=None)]}, "action None is not one of"),
         ({"memories": [_with(confidence="high")]}, "confidence must be a number"),
@@ -545,7 +702,9 @@ def _without(key: str) -> dict:
         ({"memories": [_with(confidence=1.5)]}, "outside 0..1"),
         ({"memories": [_with(confidence=-0.1)]}, "outside 0..1"),
         ({"memories": [_with(confidence=85)]}, "outside 0..1"),
-        ({"memories": [_with(target_memory_id="7d9f-made-up")]}, "'7d9f-made-up' is not one of the existing"),
+        ({"memories": [_with(confidence="85")]}, "outside 0..1"),
+        ({"memories": [_with(target_memory_id="7d9f-made-up", subject=None)]}, "'7d9f-made-up' is not one of the"),
+        ({"memories": [_with(target_memory_id=EMPLOYER_ID[:7], subject=None)]}, "is not one of the existing"),
         ({"memories": [_with(target_memory_id=1)]}, "target_memory_id must be a string or null"),
         ({"memories": [_with(target_memory_id=None)]}, 'an "update" without a target_memory_id'),
         ({"memories": [{**ADD_ITEM, "target_memory_id": PHONE_ID}]}, 'an "add" with a target_memory_id'),
@@ -553,49 +712,147 @@ def _without(key: str) -> dict:
             {"memories": [{**DELETE_ITEM, "target_memory_id": None, "subject": None}]},
             'a "delete" with neither',
         ),
+        (
+            {"memories": [{**DELETE_ITEM, "target_memory_id": "m9", "subject": None}]},
+            "'m9' is not one of the existing memories",
+        ),
         ({"memories": [_with(subject=5)]}, "subject must be a string or null"),
         ({"memories": [_with(source_seqs=[])]}, "source_seqs must be a non-empty list"),
         ({"memories": [_with(source_seqs="1")]}, "source_seqs must be a non-empty list"),
-        ({"memories": [_with(source_seqs=["1"])]}, "source_seqs must hold integers"),
+        ({"memories": [_with(source_seqs=["one"])]}, "source_seqs must hold integers"),
         ({"memories": [_with(source_seqs=[True])]}, "source_seqs must hold integers"),
         ({"memories": [_with(source_seqs=[1, 99])]}, "source_seqs 99 is not one of the messages"),
         ({"memories": [_with(source_seqs=[4])]}, "source_seqs 4 is not one of the messages"),  # the system message
-        ({"memories": [ADD_ITEM, _with(action="replace")]}, r"memories\[1\]\.action"),  # one bad item spoils all
+        ({"memories": [ADD_ITEM, _with(action="merge")]}, r"memories\[1\]\.action"),  # one bad item spoils all
     ],
 )
 def test_answers_outside_the_schema_are_extraction_errors(make_extractor, server, sleeps, answer, problem):
-    server.script(Reply.answer_with(answer))
+    server.default = Reply.answer_with(answer)
 
     with pytest.raises(ExtractionError, match=problem):
         _extract(make_extractor("openai"))
 
-    assert len(server.requests) == 1  # at temperature 0 the same answer would come back
+    assert len(server.requests) == 2  # asked once more, saying what was wrong
     assert sleeps == []
 
 
 @pytest.mark.parametrize(
     ("answer", "problem"),
     [
-        ({"memories": [_with(target_memory_id="7d9f-made-up")]}, "is not one of the existing memories"),
+        ({"memories": [_with(target_memory_id="7d9f-made-up", subject=None)]}, "is not one of the existing memories"),
         ("not an object", 'an object with a "memories" list'),
         (None, 'an object with a "memories" list'),
     ],
 )
 def test_anthropic_tool_input_outside_the_schema_is_an_extraction_error(make_extractor, server, answer, problem):
-    server.script(Reply.answer_with(answer))
+    server.default = Reply.answer_with(answer)
 
     with pytest.raises(ExtractionError, match=problem):
         _extract(make_extractor("anthropic"))
 
 
-def test_a_target_id_is_valid_only_if_it_was_given(make_extractor, server):
-    # The same answer is fine when the memory was among those given, and refused when it was not.
-    server.script(Reply.memories(UPDATE_ITEM), Reply.memories(UPDATE_ITEM))
-    extractor = make_extractor()
+# --- Request parameters a server refuses ----------------------------------------------------------------
 
-    assert _extract(extractor) == [EXPECTED[0]]
-    with pytest.raises(ExtractionError, match="not one of the existing memories"):
-        _extract(extractor, existing=[EXISTING[1]])
+
+@pytest.mark.parametrize(
+    ("model", "sent"),
+    [("gpt-4o-mini", "max_tokens"), ("llama3.1:8b", "max_tokens"), ("o3-mini", "max_completion_tokens"),
+     ("o1", "max_completion_tokens"), ("gpt-5-mini", "max_completion_tokens"),
+     ("openai/o4-mini", "max_completion_tokens")],
+)
+def test_auto_names_the_token_limit_by_model(make_extractor, server, model, sent):
+    _extract(make_extractor(model=model))
+
+    (request,) = server.requests
+    (other,) = {"max_tokens", "max_completion_tokens"} - {sent}
+    assert request.body[sent] == 1024 and other not in request.body
+
+
+def test_a_model_refusing_max_tokens_is_sent_max_completion_tokens_from_then_on(make_extractor, server):
+    server.rejects = ("max_tokens",)  # as OpenAI's reasoning models answer
+    server.responder = lambda request: Reply.memories(ADD_ITEM)
+    extractor = make_extractor(model="gpt-test-reasoning")
+
+    assert _extract(extractor) == [EXPECTED[1]]
+    assert _extract(extractor) == [EXPECTED[1]]
+
+    refused, retried, remembered = server.requests
+    assert (refused.body["max_tokens"], "max_completion_tokens" in refused.body) == (1024, False)
+    assert (retried.body["max_completion_tokens"], "max_tokens" in retried.body) == (1024, False)
+    assert retried.body["messages"] == refused.body["messages"]
+    assert remembered.body["max_completion_tokens"] == 1024
+
+
+def test_a_server_refusing_max_completion_tokens_is_sent_max_tokens(make_extractor, server):
+    server.rejects = ("max_completion_tokens",)
+
+    _extract(make_extractor(model="o3-mini"))
+
+    refused, retried = server.requests
+    assert "max_completion_tokens" in refused.body and retried.body["max_tokens"] == 1024
+
+
+def test_a_chosen_token_limit_name_is_kept_even_when_refused(make_extractor, server):
+    server.rejects = ("max_tokens",)
+
+    with pytest.raises(ExtractionError, match="HTTP 400: .*max_tokens"):
+        _extract(make_extractor(model="o3-mini", token_limit_parameter="max_tokens"))
+
+    assert len(server.requests) == 1
+
+
+def test_a_bad_value_is_not_taken_for_an_unsupported_parameter(make_extractor, server):
+    error = {"message": "max_tokens is too large: 100000. This model supports at most 16384 completion tokens.",
+             "type": "invalid_request_error", "param": "max_tokens", "code": "invalid_value"}
+    server.default = Reply.status(400, body=json.dumps({"error": error}))
+
+    with pytest.raises(ExtractionError, match="HTTP 400: .*max_tokens is too large"):
+        _extract(make_extractor(max_tokens=100_000))
+
+    assert len(server.requests) == 1  # the other name would not cure it
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_model_refusing_temperature_is_sent_none_from_then_on(make_extractor, server, provider):
+    server.rejects = ("temperature",)
+    extractor = make_extractor(provider, model="o4-mini" if provider == "openai" else "claude-test")
+
+    _extract(extractor)
+    _extract(extractor)
+
+    refused, retried, remembered = server.requests
+    assert refused.body["temperature"] == 0.0
+    assert "temperature" not in retried.body and "temperature" not in remembered.body
+
+
+def test_a_model_refusing_both_gets_both_changes(make_extractor, server):
+    server.rejects = ("max_tokens", "temperature")
+
+    assert _extract(make_extractor(model="gpt-test-reasoning")) == []
+
+    assert len(server.requests) == 3
+    assert {"max_completion_tokens"} <= set(server.requests[-1].body)
+    assert not {"max_tokens", "temperature"} & set(server.requests[-1].body)
+
+
+def test_a_server_refusing_json_schema_is_asked_for_json_object(make_extractor, server):
+    server.script(Reply.status(400, body=json.dumps({"error": {
+        "message": "'response_format.type' json_schema is not supported by this server", "param": None}})))
+
+    _extract(make_extractor())
+
+    refused, retried = server.requests
+    assert refused.body["response_format"]["type"] == "json_schema"
+    assert retried.body["response_format"] == {"type": "json_object"}
+
+
+def test_a_prompt_too_long_for_the_model_is_split(make_extractor, server):
+    server.script(Reply.context_overflow())
+
+    _extract(make_extractor())
+
+    refused, *halves = server.requests
+    assert [[message["seq"] for message in half.conversation] for half in halves] == [[1, 2], [3]]
 
 
 # --- Configuration ------------------------------------------------------------------------------------
@@ -612,6 +869,9 @@ def llm_settings(settings, server):
     settings.LLM_MAX_TOKENS = 777
     settings.LLM_TEMPERATURE = 0.0
     settings.LLM_STRUCTURED_OUTPUT = False
+    settings.LLM_TOKEN_LIMIT_PARAMETER = "auto"
+    settings.LLM_CONTEXT_BUDGET_TOKENS = 8000
+    settings.LLM_FEW_SHOT_EXAMPLES = True
     return settings
 
 
@@ -625,6 +885,8 @@ def test_config_from_settings_fills_provider_defaults(llm_settings):
     )
     assert (config.timeout_seconds, config.max_retries, config.max_tokens) == (12.5, 4, 777)
     assert config.structured_output is False
+    assert (config.token_limit_parameter, config.context_budget_tokens) == ("auto", 8000)
+    assert config.few_shot_examples is True
     assert API_KEY not in repr(config)
 
     llm_settings.LLM_PROVIDER = "openai"
@@ -655,6 +917,8 @@ def test_extractor_from_settings_talks_to_the_configured_server(llm_settings, se
         ("LLM_BASE_URL", "api.openai.com/v1", "must start with http"),
         ("LLM_TIMEOUT_SECONDS", 0.0, "timeout must be a positive"),
         ("LLM_TEMPERATURE", 3.0, "temperature must be between 0 and 2"),
+        ("LLM_TOKEN_LIMIT_PARAMETER", "max_output_tokens", "token limit parameter must be one of auto, max_tokens"),
+        ("LLM_CONTEXT_BUDGET_TOKENS", 1000, "context budget must be at least 3000 tokens"),
     ],
 )
 def test_bad_settings_are_improperly_configured(llm_settings, name, value, problem):
@@ -689,8 +953,70 @@ def test_llm_temperature_setting_reads_none_as_left_out(env, expected):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        ({"LLM_TOKEN_LIMIT_PARAMETER": "max_output_tokens"}, "LLM_TOKEN_LIMIT_PARAMETER must be auto, max_tokens or"),
+        ({"EXTRACTION_DEFAULT_EXTRACTOR": "magic"}, "EXTRACTION_DEFAULT_EXTRACTOR must be auto, rules or llm"),
+        ({"EXTRACTION_DEFAULT_EXTRACTOR": "llm", "LLM_API_KEY": "", "LLM_BASE_URL": ""},
+         "EXTRACTION_DEFAULT_EXTRACTOR=llm needs a model"),
+        ({"LLM_CONTEXT_BUDGET_TOKENS": "2000"}, "LLM_CONTEXT_BUDGET_TOKENS must be >= 3000"),
+    ],
+)
+def test_bad_extraction_settings_refuse_to_start(env, problem):
+    result = _settings_value("EXTRACTION_DEFAULT_EXTRACTOR", **env)
+
+    assert result.returncode != 0
+    assert problem in result.stderr
+
+
+@pytest.mark.slow
 def test_unknown_llm_provider_setting_refuses_to_start():
     result = _settings_value("LLM_PROVIDER", LLM_PROVIDER="gemini")
 
     assert result.returncode != 0
     assert "LLM_PROVIDER must be openai or anthropic" in result.stderr
+
+
+# --- The worked examples ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("number", range(len(few_shot_examples())))
+def test_each_worked_example_answers_as_the_extractor_requires(number):
+    example = few_shot_examples()[number]
+    conversation = example["conversation"]
+    scope = AnswerScope(memory_ids={memory["id"]: memory["id"] for memory in example.get("existing", [])},
+                        message_seqs=frozenset(message["seq"] for message in conversation))
+
+    candidates = candidates_from_output(example["answer"], scope)
+
+    assert len(candidates) == len(example["answer"]["memories"])  # none dropped, none refused
+    assert conversation[0].get("at")  # the first message has a time, as real prompts do
+    for item in example["answer"]["memories"]:
+        assert list(item) == list(MEMORIES_SCHEMA["properties"]["memories"]["items"]["properties"])
+    assert example_user_prompt(example) in extraction_system_prompt()
+
+
+def test_the_examples_show_what_the_instructions_ask_for():
+    answers = [item for example in few_shot_examples() for item in example["answer"]["memories"]]
+    actions = {item["action"] for item in answers}
+    assert actions == {"add", "update", "delete"}
+    assert {item["memory_type"] for item in answers} >= {"fact", "episode", "preference"}
+    assert any(item["subject"].startswith("identifier:") for item in answers if item["subject"])
+    assert any(re.search(r"\d{4}-\d{2}-\d{2}", item["content"]) for item in answers)  # a resolved relative date
+
+
+def test_the_system_prompt_stays_compact():
+    # Every request carries it: growing it is a decision (tokens per job), not an accident.
+    assert estimate_tokens(extraction_system_prompt()) <= 2500
+    assert estimate_tokens(extraction_system_prompt(examples=False)) <= 1000
+
+
+def test_the_examples_can_be_left_out(make_extractor, server):
+    with_examples, without = make_extractor(), make_extractor(few_shot_examples=False)
+    _extract(with_examples)
+    _extract(without)
+
+    first, second = server.requests
+    assert "Example 1:" in first.prompt_text and "Example 1:" not in second.prompt_text
+    assert without.fixed_tokens < with_examples.fixed_tokens - 1000

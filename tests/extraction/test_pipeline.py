@@ -135,9 +135,10 @@ def test_store_extraction_config_is_validated(tenant_a, settings):
     assert ok.json()["extraction_config"] == {"extractor": "llm", "idle_seconds": 60}  # only the overrides
     assert ok.json()["extraction_settings"] == {
         "enabled": True, "extractor": "llm", "every_n_turns": 1, "idle_seconds": 60, "on_session_end": True,
+        "fallback_to_rules": False,
     }
     reset = client.patch("/api/v1/stores/main", {"extraction_config": {"extractor": None}}, format="json").json()
-    assert reset["extraction_config"] == {"idle_seconds": 60} and reset["extraction_settings"]["extractor"] == "rules"
+    assert reset["extraction_config"] == {"idle_seconds": 60} and reset["extraction_settings"]["extractor"] == "auto"
 
 
 def test_a_task_finding_its_job_running_checks_again_when_the_lease_ends(tenant_a, settings):
@@ -241,8 +242,8 @@ def test_choosing_llm_without_a_configured_model_is_refused_with_what_to_set(ten
     error = refused.json()["error"]
     assert error["code"] == "validation_error" and "LLM_API_KEY" in error["message"]
     assert "LLM_API_KEY" in error["details"]["extraction_config"]["extractor"][0]
-    assert _store(client)["extraction_settings"]["extractor"] == "rules"
-    assert _store(client)["extractor_status"] == {"ready": True, "problem": None}
+    assert _store(client)["extraction_settings"]["extractor"] == "auto"
+    assert _store(client)["extractor_status"] == {"ready": True, "problem": None, "extractor": "rules"}
 
     created = client.post("/api/v1/stores", {"name": "llm-store", "embedding_provider": "hash",
                                               "extraction_config": {"extractor": "llm"}}, format="json")
@@ -258,7 +259,7 @@ def test_llm_is_accepted_once_a_model_is_configured(tenant_a, settings, configur
     client = tenant_a.client("admin")
     ok = client.patch("/api/v1/stores/main", {"extraction_config": {"extractor": "llm"}}, format="json")
     assert ok.status_code == 200, ok.content
-    assert ok.json()["extractor_status"] == {"ready": True, "problem": None}
+    assert ok.json()["extractor_status"] == {"ready": True, "problem": None, "extractor": "llm"}
 
 
 def test_a_store_whose_model_went_away_shows_it_and_waits_for_one(tenant_a, settings):

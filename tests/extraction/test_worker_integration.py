@@ -405,3 +405,103 @@ def test_a_failing_model_exhausts_the_attempts_and_a_retry_succeeds(tenant_a, te
     assert conflict.status_code == 409 and conflict.json()["error"]["code"] == "job_not_failed"
     assert tenant_b.client("write").post(f"/api/v1/jobs/{job.pk}/retry").status_code == 404
 
+
+
+def _run_due(job: ExtractionJob) -> services.JobOutcome:
+    """Run a job waiting for its retry now, as the scheduler would once its run_after passed."""
+    ExtractionJob.objects.filter(pk=job.pk).update(run_after=timezone.now() - timedelta(seconds=1))
+    return services.extraction_job_run(job_id=job.pk)
+
+
+@pytest.mark.parametrize(
+    ("failure", "recorded"),
+    [(Reply.server_error(), "HTTP 500"), (Reply.text_only("I'd rather not say."), "content that is not JSON")],
+    ids=["unreachable", "malformed"],
+)
+def test_a_store_with_fallback_runs_the_rules_on_the_last_attempt(tenant_a, configure_store, inline_llm_extraction,
+                                                                   failure, recorded):
+    server = inline_llm_extraction
+    server.default = failure
+    configure_store(tenant_a.store, extraction_config={"extractor": "llm", "fallback_to_rules": True})
+    body = _post_messages(tenant_a.client("write"), {0: ("user", INTRODUCTION), 1: ("user", PREFERENCE)})
+    job = ExtractionJob.objects.get(pk=body["extraction_job"])
+    assert (job.status, job.attempts, job.extractor) == ("queued", 1, "llm")  # earlier attempts retry as before
+
+    assert _run_due(job).job.status == "queued"
+    outcome = _run_due(job)
+
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.extractor, job.error) == ("succeeded", 3, "rules", "")
+    assert "LLM (openai, gpt-test-mini)" in job.fallback_reason and recorded in job.fallback_reason
+    assert outcome.job.fallback_reason == job.fallback_reason
+    contents = list(Memory.objects.values_list("content", flat=True))
+    assert any("TechCorp" in content for content in contents) and any("dark mode" in content for content in contents)
+    assert set(MemoryRevision.objects.values_list("context__extractor", flat=True)) == {"rules"}
+    assert _session().extracted_seq == 2
+    shown = tenant_a.client("read").get(f"/api/v1/jobs/{job.pk}").json()
+    assert (shown["extractor"], shown["fallback_reason"]) == ("rules", job.fallback_reason)
+
+
+def test_the_flush_answer_shows_a_fallback(tenant_a, configure_store, inline_llm_extraction, settings):
+    settings.EXTRACTION_MAX_ATTEMPTS = 1  # the first attempt is the last
+    configure_store(tenant_a.store, extraction_config={"extractor": "llm", "fallback_to_rules": True,
+                                                       "every_n_turns": 10})
+    _post_messages(tenant_a.client("write"), {0: ("user", INTRODUCTION)})
+
+    flushed = tenant_a.client("write").post(f"{FLUSH_URL}?wait=5").json()
+
+    (job,) = flushed["jobs"]
+    assert (flushed["complete"], job["status"], job["extractor"]) == (True, "succeeded", "rules")
+    assert "HTTP 500" in job["fallback_reason"]
+    assert any("TechCorp" in change["content"] for change in flushed["changes"])
+
+
+def test_without_fallback_a_malformed_model_fails_the_job(tenant_a, inline_llm_extraction, settings):
+    settings.EXTRACTION_MAX_ATTEMPTS = 1
+    inline_llm_extraction.default = Reply.text_only("I'd rather not say.")
+
+    body = _post_messages(tenant_a.client("write"), {0: ("user", INTRODUCTION)})
+
+    job = ExtractionJob.objects.get(pk=body["extraction_job"])
+    assert (job.status, job.extractor, job.fallback_reason) == ("failed", "llm", "")
+    assert "content that is not JSON" in job.error and not Memory.objects.exists()
+    assert len(inline_llm_extraction.requests) == 2  # asked once more, saying what was wrong
+
+
+def test_auto_extracts_with_the_model_when_one_is_configured(tenant_a, configure_store, inline_llm_extraction):
+    configure_store(tenant_a.store, extraction_config={"extractor": None})  # back to the default
+    inline_llm_extraction.default = Reply.memories(EMPLOYER_FACT)
+    store = tenant_a.client("read").get("/api/v1/stores/main").json()
+    assert (store["extraction_settings"]["extractor"], store["extractor_status"]["extractor"]) == ("auto", "llm")
+
+    body = _post_messages(tenant_a.client("write"), {1: ("user", INTRODUCTION)})
+
+    job = ExtractionJob.objects.get(pk=body["extraction_job"])
+    assert (job.status, job.extractor) == ("succeeded", "llm")
+    assert list(Memory.objects.values_list("content", flat=True)) == [EMPLOYER_FACT["content"]]
+    assert len(inline_llm_extraction.requests) == 1
+
+
+def test_auto_is_rules_without_a_model(tenant_a, settings):
+    settings.EXTRACTION_RUN_INLINE = True
+
+    body = _post_messages(tenant_a.client("write"), {0: ("user", INTRODUCTION)})
+
+    job = ExtractionJob.objects.get(pk=body["extraction_job"])
+    assert (job.status, job.extractor) == ("succeeded", "rules")
+    assert any("TechCorp" in content for content in Memory.objects.values_list("content", flat=True))
+
+
+def test_an_auto_job_whose_model_went_away_runs_the_rules(tenant_a, configure_store, inline_llm_extraction, settings):
+    configure_store(tenant_a.store, extraction_config={"extractor": None})
+    settings.EXTRACTION_RUN_INLINE = False  # queued for a worker that runs it after a restart
+    body = _post_messages(tenant_a.client("write"), {0: ("user", INTRODUCTION)})
+    assert ExtractionJob.objects.get(pk=body["extraction_job"]).extractor == "llm"
+    settings.EXTRACTION_RUN_INLINE = True
+    settings.LLM_API_KEY = settings.LLM_BASE_URL = ""
+
+    outcome = services.extraction_job_run(job_id=body["extraction_job"])
+
+    assert (outcome.job.status, outcome.job.extractor, outcome.job.fallback_reason) == ("succeeded", "rules", "")
+    assert ExtractionJob.objects.get(pk=body["extraction_job"]).extractor == "rules"
+    assert inline_llm_extraction.requests == []

@@ -1,8 +1,10 @@
 """A fake LLM server speaking OpenAI chat completions and Anthropic Messages, on 127.0.0.1, in a thread.
 
 POST /v1/chat/completions answers in the OpenAI shape, POST /v1/messages in the Anthropic shape. Each
-request takes the next scripted `Reply` (or `default` once the script is used up), and every request
-is recorded, so tests can check what the client sent and how often. Only the standard library is used.
+request takes the next scripted `Reply` (or, once the script is used up, what `responder` makes of the
+request, or `default`), and every request is recorded, so tests can check what the client sent and how
+often. Like a real model it can refuse request parameters (`rejects`, answered with OpenAI's 400 bodies)
+and prompts longer than its context (`context_limit_chars`). Only the standard library is used.
 
     with FakeLLMServer() as server:
         server.script(Reply.rate_limited(retry_after="0"), Reply.memories({...}))
@@ -11,6 +13,7 @@ is recorded, so tests can check what the client sent and how often. Only the sta
 """
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tests.fakes.base import JsonHandler, ScriptedServer
@@ -24,7 +27,7 @@ TOOL_NAME = "record_memories"
 class Reply:
     """What the server does with one request."""
 
-    kind: str = "answer"  # answer | text | truncated | refusal | status | slow | raw
+    kind: str = "answer"  # answer | text | truncated | refusal | empty | status | slow | raw
     answer: object = None  # the model's structured answer (OpenAI: JSON content; Anthropic: tool input)
     text: str = ""  # OpenAI: message content verbatim; Anthropic: a text block instead of a tool call
     status_code: int = 200
@@ -47,6 +50,47 @@ class Reply:
     def text_only(cls, text: str) -> "Reply":
         """OpenAI: message content is this text verbatim. Anthropic: a text block and no tool call."""
         return cls("text", text=text)
+
+    @classmethod
+    def fenced(cls, answer: object, *, before: str = "", after: str = "") -> "Reply":
+        """The JSON answer in a Markdown ```json fence, with optional words around it (OpenAI content)."""
+        return cls.text_only(f"{before}```json\n{json.dumps(answer, indent=2)}\n```{after}")
+
+    @classmethod
+    def with_commentary(cls, answer: object, commentary: str) -> "Reply":
+        """The JSON answer followed by the model's remarks on it (OpenAI content)."""
+        return cls.text_only(json.dumps(answer) + commentary)
+
+    @classmethod
+    def empty(cls) -> "Reply":
+        """OpenAI: empty message content. Anthropic: an empty content list (stop_reason end_turn)."""
+        return cls("empty")
+
+    @classmethod
+    def unsupported_parameter(cls, parameter: str, instead: str | None = None) -> "Reply":
+        """OpenAI's 400 for a parameter a model does not take (max_tokens on o1, o3, gpt-5...)."""
+        message = f"Unsupported parameter: '{parameter}' is not supported with this model."
+        if instead:
+            message += f" Use '{instead}' instead."
+        error = {"message": message, "type": "invalid_request_error", "param": parameter,
+                 "code": "unsupported_parameter"}
+        return cls.status(400, body=json.dumps({"error": error}))
+
+    @classmethod
+    def unsupported_value(cls, parameter: str, value: object) -> "Reply":
+        """OpenAI's 400 for a value a model does not take (temperature 0 on o1, o3, gpt-5...)."""
+        message = (f"Unsupported value: '{parameter}' does not support {value} with this model. "
+                   "Only the default (1) value is supported.")
+        error = {"message": message, "type": "invalid_request_error", "param": parameter, "code": "unsupported_value"}
+        return cls.status(400, body=json.dumps({"error": error}))
+
+    @classmethod
+    def context_overflow(cls) -> "Reply":
+        """OpenAI's 400 for a prompt longer than the model's context."""
+        error = {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted in "
+                            "9001 tokens. Please reduce the length of the messages.",
+                 "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}
+        return cls.status(400, body=json.dumps({"error": error}))
 
     @classmethod
     def truncated(cls) -> "Reply":
@@ -94,6 +138,17 @@ class RecordedRequest:
     client_port: int  # the same port on two requests means a reused (keep-alive) connection
 
     @property
+    def user_prompt(self) -> str:
+        messages = (self.body or {}).get("messages", [])
+        return next(message["content"] for message in messages if message["role"] == "user")
+
+    @property
+    def conversation(self) -> list[dict]:
+        """The messages to extract from, as the prompt shows them (not those shown for context)."""
+        section = self.user_prompt.split("Conversation (oldest first):\n", 1)[1].split("\n\n", 1)[0]
+        return [json.loads(line) for line in section.splitlines()]
+
+    @property
     def prompt_text(self) -> str:
         """Everything the model is shown: the system prompt and all message contents, joined."""
         body = self.body or {}
@@ -105,6 +160,12 @@ class RecordedRequest:
 @dataclass
 class FakeLLMServer(ScriptedServer):
     default: Reply = field(default_factory=Reply.memories)
+    # Once the script is used up: the reply to a request, made from it (a "model" that reads the prompt).
+    responder: Callable[[RecordedRequest], Reply] | None = None
+    # Request parameters answered with OpenAI's 400 whenever they are sent, as a reasoning model does:
+    # "max_tokens" (unsupported parameter), "temperature" (unsupported value), "max_completion_tokens".
+    rejects: tuple[str, ...] = ()
+    context_limit_chars: int | None = None  # a longer prompt is answered with context_length_exceeded
 
     thread_name = "fake-llm"
 
@@ -121,6 +182,28 @@ class FakeLLMServer(ScriptedServer):
 
     # --- serving ------------------------------------------------------------------------------------
 
+    def _reply_to(self, request: RecordedRequest) -> Reply:
+        body = request.body if isinstance(request.body, dict) else {}
+        for parameter in self.rejects:
+            if parameter in body:
+                with self._lock:
+                    self._requests.append(request)
+                if parameter == "temperature":
+                    return Reply.unsupported_value("temperature", body["temperature"])
+                instead = {"max_tokens": "max_completion_tokens"}.get(parameter)
+                return Reply.unsupported_parameter(parameter, instead)
+        if self.context_limit_chars is not None and len(request.prompt_text) > self.context_limit_chars:
+            with self._lock:
+                self._requests.append(request)
+            return Reply.context_overflow()
+        with self._lock:
+            scripted = bool(self._script)
+        if scripted or self.responder is None:
+            return self._next_reply(request)
+        with self._lock:
+            self._requests.append(request)
+        return self.responder(request)
+
 
 def openai_body(reply: Reply, model: str) -> dict:
     message: dict = {"role": "assistant", "content": None, "refusal": None}
@@ -134,6 +217,8 @@ def openai_body(reply: Reply, model: str) -> dict:
         finish_reason = "length"
     elif reply.kind == "refusal":
         message["refusal"] = "I can't help with that."
+    elif reply.kind == "empty":
+        message["content"] = ""
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -155,6 +240,8 @@ def anthropic_body(reply: Reply, model: str) -> dict:
     elif reply.kind == "truncated":
         content = [{"type": "tool_use", "id": "toolu_fake", "name": TOOL_NAME, "input": {}}]
         stop_reason = "max_tokens"
+    elif reply.kind == "empty":
+        stop_reason = "end_turn"
     else:
         content = [{"type": "text", "text": "I can't help with that."}]
         stop_reason = "refusal"
@@ -182,7 +269,7 @@ def _handler_for(server: FakeLLMServer):
                 body=body,
                 client_port=self.client_address[1],
             )
-            reply = server._next_reply(request)
+            reply = server._reply_to(request)
             path = self.path.rstrip("/")
             if path not in (OPENAI_PATH, ANTHROPIC_PATH):
                 self._send(404, '{"error": {"message": "Unknown path"}}')

@@ -8,6 +8,8 @@ from django.core.exceptions import ImproperlyConfigured
 PROVIDERS = ("openai", "anthropic")
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 DEFAULT_MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
+TOKEN_LIMIT_PARAMETERS = ("auto", "max_tokens", "max_completion_tokens")
+MIN_CONTEXT_BUDGET_TOKENS = 3000  # the instructions, examples and output schema alone take about 2,300
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,10 @@ class LLMConfig:
     structured_output: bool = True  # openai only: json_schema (strict) instead of json_object
     backoff_seconds: float = 0.5  # first retry waits about this long (jittered), doubling each time
     max_retry_after_seconds: float = 30.0  # a server's Retry-After is honoured up to this
+    # openai: how the output limit is named; auto picks by model name and learns from a 400 (providers.py)
+    token_limit_parameter: str = "auto"
+    context_budget_tokens: int = 8000  # estimated prompt tokens per request; longer batches go in windows
+    few_shot_examples: bool = True  # the worked examples (llm/examples.json) after the instructions
 
     def __post_init__(self):
         if self.provider not in PROVIDERS:
@@ -39,6 +45,16 @@ class LLMConfig:
             raise ValueError(f"LLM max tokens must be >= 1, got {self.max_tokens}")
         if self.temperature is not None and not (0.0 <= self.temperature <= 2.0):
             raise ValueError(f"LLM temperature must be between 0 and 2, got {self.temperature}")
+        if self.token_limit_parameter not in TOKEN_LIMIT_PARAMETERS:
+            raise ValueError(
+                f"LLM token limit parameter must be one of {', '.join(TOKEN_LIMIT_PARAMETERS)}, "
+                f"got {self.token_limit_parameter!r}"
+            )
+        if self.context_budget_tokens < MIN_CONTEXT_BUDGET_TOKENS:
+            raise ValueError(
+                f"LLM context budget must be at least {MIN_CONTEXT_BUDGET_TOKENS} tokens, "
+                f"got {self.context_budget_tokens}"
+            )
         if self.backoff_seconds < 0 or self.max_retry_after_seconds < 0:
             raise ValueError("LLM backoff and Retry-After cap must not be negative")
 
@@ -59,6 +75,9 @@ def llm_config_from_settings() -> LLMConfig:
             max_tokens=settings.LLM_MAX_TOKENS,
             temperature=settings.LLM_TEMPERATURE,
             structured_output=settings.LLM_STRUCTURED_OUTPUT,
+            token_limit_parameter=settings.LLM_TOKEN_LIMIT_PARAMETER,
+            context_budget_tokens=settings.LLM_CONTEXT_BUDGET_TOKENS,
+            few_shot_examples=settings.LLM_FEW_SHOT_EXAMPLES,
         )
     except ValueError as exc:
         raise ImproperlyConfigured(str(exc)) from exc

@@ -19,6 +19,15 @@ _RETRYABLE_CLIENT_STATUS = {408, 429}
 _MAX_BACKOFF_SECONDS = 30.0
 
 
+class RequestRefused(ExtractionError):
+    """A 4xx the same request would get again; the provider may change the request and try once more."""
+
+    def __init__(self, message: str, *, status_code: int, body: str):
+        super().__init__(message)
+        self.status_code = status_code
+        self.body = body
+
+
 class LLMHTTPClient:
     """Keeps one httpx.Client (and so its pooled connections) for the extractor's lifetime."""
 
@@ -53,7 +62,8 @@ class LLMHTTPClient:
                     return self._decode(response)
                 problem = f"answered HTTP {response.status_code}: {response.text[:300]}"
                 if not _is_retryable(response.status_code):
-                    raise ExtractionError(f"{self.label} {problem}")
+                    raise RequestRefused(f"{self.label} {problem}", status_code=response.status_code,
+                                         body=response.text[:4000])
                 retry_after = _retry_after_seconds(response.headers)
             if last_attempt:
                 raise ExtractionError(f"{self.label} {problem}; gave up after {attempts} attempt(s)")

@@ -245,6 +245,7 @@ class Job(Model):
     status: str = ""
     trigger: str = ""
     extractor: str = ""
+    fallback_reason: str = ""
     attempts: int = 0
     max_attempts: int = 0
     error: str = ""
