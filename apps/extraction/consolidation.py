@@ -55,6 +55,9 @@ class _LiveMemories:
             | Q(metadata__subject__in=sorted({c.subject for c in candidates if c.subject}))
             | Q(pk__in=target_ids)
         )
+        for value in sorted({str(c.metadata.get("value")) for c in candidates
+                             if c.action == "delete" and not c.subject and c.metadata.get("value")}):
+            relevant |= Q(content__icontains=value)  # "remove mei@x.sg": whatever memory holds the value
         for retracted in sorted({c.subject for c in candidates if c.subject and c.action == "delete"}):
             for kin in retracted_subjects(retracted):
                 relevant |= Q(metadata__subject=kin) | Q(metadata__subject__startswith=f"{kin}:")
@@ -116,6 +119,9 @@ class _LiveMemories:
             target = next((m for m in self.memories.values() if str(m.pk) == str(candidate.target_memory_id)), None)
             return [target] if target else []
         if not candidate.subject:
+            value = str((candidate.metadata or {}).get("value") or "").casefold()
+            if candidate.action == "delete" and value:
+                return [memory for memory in self.memories.values() if value in memory.content.casefold()]
             return []
         if candidate.action != "delete":
             return self.with_subject(candidate.subject)

@@ -28,7 +28,8 @@ _REMEMBER = re.compile(
     re.I,
 )
 _REMEMBER_REJECT = re.compile(r"^(?:me|it|this|that|when|what|how|who|where|why|which|everything|anything|us)\b", re.I)
-_ERASE_VERBS = (r"forget|delete|remove|erase|wipe|clear|drop|discard|purge|scrub|get\s+rid\s+of|stop\s+remembering"
+_ERASE_VERBS = (r"forget|delete|remove|erase|wipe|clear|drop|discard|purge|scrub|scrap|bin|ditch|get\s+rid\s+of"
+                r"|stop\s+remembering"
                 r"|stop\s+storing|stop\s+keeping|stop\s+using")
 _FORGET = re.compile(
     _POLITE + rf"(?:{_ERASE_VERBS})\s+(?:about\s+)?(?P<what>.+)$"
@@ -40,7 +41,8 @@ _FORGET = re.compile(
     r"|^I\s+(?:don't|do\s+not)\s+want\s+(?:you\s+)?(?:to\s+)?(?:keep|keeping|store|storing|retain|retaining|save"
     r"|saving|hold|holding|have|having|remember)\s+(?P<what4>.+)$"
     r"|^I\s+(?:don't|do\s+not)\s+want\s+(?P<what5>my\s+.+?)\s+(?:kept|stored|saved|held|on\s+(?:file|record))\b.*$"
-    r"|^(?:please\s+)?take\s+(?P<what6>.+?)\s+off\s+(?:your|the|my)\s+(?:file|records?|system|list|account|notes)$",
+    r"|^(?:please\s+)?take\s+(?P<what6>.+?)\s+off(?:\s+(?:your|the|my)\s+(?:file|records?|system|list|account|notes"
+    r"|profile))?(?:\s+(?:completely|entirely|altogether|for\s+good))?$",
     re.I,
 )
 _RECORDS = re.compile(r"\s+(?:from|off|in|on)\s+(?:your|the|my|our)\s+(?:records?|files?|system|database|notes|memory"
@@ -54,11 +56,13 @@ _HAS_VERB = re.compile(r"^(?:I|we|you)\b|\b(?:is|are|was|were|am|be|been|has|hav
                        r"|shall|may|might|ought|cannot|can't|won't|don't|doesn't|isn't|aren't|mustn't|shouldn't|prefers?"
                        r"|uses?|gets?|takes?|keeps?|pays?|owns?|runs?|handles?|manages?|belongs?|comes?|stays?)\b"
                        r"|'s\s+(?!name\b)\w|'re\b|'m\b|'ll\b|'ve\b", re.I)
-_QUALIFIERS = ("home|work|personal|private|mobile|cell|business|office|landline|shipping|delivery|billing|postal"
+_QUALIFIERS = ("home|house|work|personal|private|mobile|cell|business|office|landline|shipping|delivery|billing|postal"
+               "|expired|dead|closed|cancelled|canceled|former|ex"
                "|secondary|second|other|backup|alternate|alternative|old|current|previous|saved|new|last")
 _FORGET_SUBJECT = re.compile(rf"^(?:my|the|our|that|this)\s+(?:(?P<qualifier>{_QUALIFIERS})\s+)*(?P<noun>[\w -]+?)"
                              r"(?:\s+(?:you\s+have|on\s+file|I\s+(?:gave|mentioned|told\s+you)).*)?\s*$", re.I)
-_SELF_QUALIFIERS = frozenset("old current previous saved new last".split())
+_SELF_QUALIFIERS = frozenset("old current previous saved new last expired dead closed cancelled canceled former ex"
+                             .split())
 _FORGET_WHERE = re.compile(r"^where\s+I\s+(?P<verb>live|'m\s+from|am\s+from|work)\b", re.I)
 _FORGET_PREFERENCE = re.compile(r"^(?:my|the)\s+preference\s+(?:for|about|on)\s+(?P<obj2>.+)$", re.I)
 
@@ -106,7 +110,10 @@ def _forgotten_noun(what: str) -> str | None:
 
 def forget_request(text: str) -> str | None:
     """What a clause asks to have forgotten ("my email address"), or None when it asks nothing of the kind."""
-    match = _FORGET.match(_TRAILING_POLITENESS.sub("", strip_filler(text).rstrip(" .!?")))
+    text = _TRAILING_POLITENESS.sub("", strip_filler(text).rstrip(" .!?"))
+    match = _FORGET.match(text)
+    if not match and ", " in text:  # "take the house number off completely, it's being disconnected"
+        match = _FORGET.match(_TRAILING_POLITENESS.sub("", text.split(", ", 1)[0]))
     if not match:
         return None
     what = next(value for key, value in match.groupdict().items() if key.startswith("what") and value)
@@ -173,11 +180,31 @@ def _forget(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         return found
     parts = _LIST_BREAK.split(what)
     for part in parts[1:] and parts:
+        if re.search(r"\b(?:is|are|was|were|'s)\b", part):
+            return []  # "my old number, my new one is ...": a statement follows, not another thing to forget
         forgotten = _forget_one(part, ctx, clause_rules)
         if not forgotten:
             return []  # "my old number, my new one is ...": not a list of things to forget
         found += forgotten
     return found
+
+
+# What identifies a thing to forget by its value: an email, a number, or someone's name ("Gareth Pryce's details").
+_VALUE_TOKENS = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+                           r"|\+?\d[\d\s().-]{2,18}\d|\b[A-Z]{1,5}-?\d[\w-]{2,}")
+_SOMEONES_DETAILS = re.compile(r"^(?:all\s+(?:of\s+)?)?(?:the\s+)?(?P<who>[^\W\d_][\w'-]+(?:\s+[^\W\d_][\w'-]+){0,3})'s?"
+                               r"\s+(?:details|info|information|data|contact\s+details|number|email|phone\s+number"
+                               r"|email\s+address)\b.*$")
+
+
+def forgotten_values(what: str) -> list[str]:
+    """The values named in a forget request ("remove mei.tan@x.sg", "the old Visa 0093", "Gareth Pryce's details")."""
+    values = [value.strip() for value in _VALUE_TOKENS.findall(what) if sum(char.isalnum() for char in value) >= 3]
+    if match := _SOMEONES_DETAILS.match(what):
+        who = match.group("who")
+        if who[:1].isupper() and who.split()[0].lower() not in ("my", "the", "our", "your"):
+            values.append(who)
+    return values
 
 
 def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
@@ -199,6 +226,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
     if ids:  # "forget order #12345"
         return [_delete(ctx, candidate.subject, f"asked to forget {candidate.content.split(' has ', 1)[-1]}",
                         "retract.forget", value=candidate.metadata["identifier"]) for candidate in ids]
+    if len(split_clauses(what)) == 1 and (values := forgotten_values(what)):  # whatever memory holds the value
+        return [_delete(ctx, None, f"asked to forget {value}", "retract.forget", value=value) for value in values]
     if match := _FORGET_WHERE.match(what):
         subject = "employer" if match.group("verb").lower() == "work" else "location"
         label = lexicon.SUBJECT_LABELS[subject]
@@ -230,7 +259,7 @@ def _identifier_subject(noun: str) -> str | None:
     return f"identifier:{kind}" if kind else None
 
 
-def _delete(ctx: RuleContext, subject: str, rest: str, rule: str, value: str | None = None,
+def _delete(ctx: RuleContext, subject: str | None, rest: str, rule: str, value: str | None = None,
             confidence: float = 0.9) -> Candidate:
     metadata = {"value": value} if value else {}
     return ctx.candidate(ctx.person.sentence(rest), confidence=confidence, rule=rule, subject=subject,
@@ -255,6 +284,8 @@ _NO_LONGER_WORK = re.compile(
     rf"|^I(?:'m|\s+am)\s+not\s+(?:working\s+(?:at|for)|employed\s+(?:at|by)|with)\s+(?P<v3>.+?){_ANYMORE}$",
     re.I,
 )
+_LEFT_ORG = re.compile(r"^I(?:'ve|\s+have)?(?:\s+(?:just|recently|now|also))*\s+(?:left|quit)\s+(?P<value>[A-Z][\w&.'-]*"
+                       r"(?:\s+(?:[A-Z][\w&.'-]*|&|and|of))*)(?:\s+(?:now|recently|last\s+\w+|in\s+\w+))?$")
 _LEFT_JOB = re.compile(
     r"^I(?:'ve|\s+have)?(?:\s+just|\s+recently|\s+finally)?\s+(?:quit|left|lost)\s+my\s+job\b(?:\s+(?:at|with)\s+"
     r"(?P<value>.+)|\s+(?:last|this|yesterday|recently|today|\w+\s+(?:days?|weeks?|months?|years?)\s+ago)\b.*)?$"
@@ -294,6 +325,8 @@ def clause_retraction(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     if (match := _NO_LONGER_LIVE.match(text)) and (place := place_value(_value(match))):
         return [_delete(ctx, "location", f"no longer lives in {place}", "retract.location", value=place)]
     if (match := _NO_LONGER_WORK.match(text)) and (org := org_value(_value(match))):
+        return [_delete(ctx, "employer", f"no longer works at {org}", "retract.employer", value=org)]
+    if (match := _LEFT_ORG.match(text)) and (org := org_value(match.group("value"))):
         return [_delete(ctx, "employer", f"no longer works at {org}", "retract.employer", value=org)]
     if match := _LEFT_JOB.match(text):
         org = org_value(_value(match)) if _value(match) else None

@@ -80,7 +80,7 @@ class RulesExtractor:
         _add_resolved_dates(candidates)
         candidates = _merge_duplicates(apply_corrections(candidates, existing))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
-        return _pin_retractions(candidates, existing)
+        return _honour_forgets(_pin_retractions(candidates, existing), existing)
 
 
 def _parse(message: ConversationMessage, answers: list[str] = ()) -> _Message:
@@ -229,6 +229,36 @@ def _origin_beside_home(candidates: list[Candidate]) -> list[Candidate]:
             if candidate.metadata["rule"] == "identity.location.from":
                 candidate.subject = "hometown"
     return candidates
+
+
+_VALUE_IN_CONTENT = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|\+?\d[\d\s().-]{4,18}\d")
+
+
+def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
+    """Nothing in the batch may store again what a forget request in it takes away: not an earlier statement of the
+    value, and not the agent confirming "I've removed 07700 900 123 from your file"."""
+    forgets = [(index, candidate) for index, candidate in enumerate(candidates) if candidate.action == "delete"
+               and candidate.metadata.get("rule") == "retract.forget"]
+    if not forgets:
+        return candidates
+    scrubbed: set[str] = set()
+    for position, forget in forgets:
+        if value := forget.metadata.get("value"):
+            scrubbed.add(str(value).casefold())
+        if forget.subject:
+            held = [c.content for c in candidates[:position] if c.action == "add" and covers(forget.subject, c.subject)]
+            held += [memory.content for memory in existing if covers(forget.subject, memory.subject)]
+            scrubbed |= {match.group(0).strip().casefold() for content in held
+                         for match in _VALUE_IN_CONTENT.finditer(content)}
+    kept = []
+    for index, candidate in enumerate(candidates):
+        if candidate.action == "add" and any(value in candidate.content.casefold() for value in scrubbed):
+            continue
+        if candidate.action == "add" and any(forget.subject and covers(forget.subject, candidate.subject)
+                                             and index < position for position, forget in forgets):
+            continue  # stated, then asked to be forgotten in the same batch
+        kept.append(candidate)
+    return kept
 
 
 def _replaced_not_retracted(candidates: list[Candidate]) -> list[Candidate]:

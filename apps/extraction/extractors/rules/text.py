@@ -76,7 +76,7 @@ _LEADING_FILLER = re.compile(
     r"|all set|perfect|certainly|of course|absolutely|no problem|understood|got it|noted|update|quick update"
     r"|small update|an update|heads up|news|just to let you know|just letting you know|to let you know|one more thing"
     r"|another thing|(?:I\s+)?forgot to (?:mention|say)|I should (?:mention|add|say)|worth mentioning|just so you're aware"
-    r"|for your records|for your notes|for the file|(?:oh\s+)?(?:and\s+)?(?:also\s+)?(?:very\s+)?important)\b[\s,.;:!-]*)+",
+    r"|for your records|for your notes|for the file|on second thoughts?|come to think of it|(?:oh\s+)?(?:and\s+)?(?:also\s+)?(?:very\s+)?important)\b[\s,.;:!-]*)+",
     re.I,
 )
 _HEDGE = re.compile(r"^(?:I think|I guess|I believe|I suppose|I'd say|probably|pretty sure)\b(?:\s+that)?[\s,]*", re.I)
