@@ -88,15 +88,30 @@ def sentence_command(sentence: str, ctx: RuleContext,
         what = forget_request(clause.text)
         if what is None:
             continue
-        found = _forget(what, ctx, clause_rules)
+        if _DEICTIC.fullmatch(what):
+            if not _RECORDS_VERB.search(clause.text):
+                return None  # "forget it", "never mind": not a request about stored data
+            forget = _delete(ctx, None, "asked to forget what they had just said", "retract.forget")
+            forget.metadata["refers_back"] = True
+            forgets = [forget]
+        else:
+            forgets = _forget(what, ctx, clause_rules)
         noun = _forgotten_noun(what)
-        for other in clauses[:index] + clauses[index + 1:]:
-            if not (other.question or other.uncertain):
+        found = []
+        for position, other in enumerate(clauses):
+            if position == index:
+                found += forgets  # in sentence order: "my number is X, but take it off my file" forgets X
+            elif not (other.question or other.uncertain):
                 if noun:  # "remove my old number, my new one is ...": "one" is the noun just forgotten
                     other = dataclasses.replace(other, text=_NEW_ONE.sub(rf"\g<1> {noun} ", other.text))
                 found += clause_rules(other, ctx)
         return found
     return None
+
+
+_DEICTIC = re.compile(r"(?:it|that|this|that\s+one|this\s+one|them)(?:\s+(?:completely|entirely|altogether))?", re.I)
+_RECORDS_VERB = re.compile(r"\b(?:take\s+\w+\s+off|delete|remove|erase|wipe|purge|scrub)\b|\b(?:file|records?|system)\b",
+                           re.I)
 
 
 _NEW_ONE = re.compile(r"^((?:my|the|our)\s+(?:new|current|correct|right|updated)|(?:here's|here\s+is)\s+(?:my|the)"

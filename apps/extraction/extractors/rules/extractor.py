@@ -243,6 +243,12 @@ def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory])
         return candidates
     scrubbed: set[str] = set()
     for position, forget in forgets:
+        if forget.metadata.get("refers_back"):  # "take it off my file": the thing just said
+            earlier = [c for c in candidates[:position] if c.action == "add"]
+            if earlier:
+                scrubbed |= {match.group(0).strip().casefold() for match in _VALUE_IN_CONTENT.finditer(earlier[-1].content)}
+                scrubbed.add(earlier[-1].content.casefold())
+            continue
         if value := forget.metadata.get("value"):
             scrubbed.add(str(value).casefold())
         if forget.subject:
@@ -267,7 +273,7 @@ def _replaced_not_retracted(candidates: list[Candidate]) -> list[Candidate]:
     added = [candidate.subject for candidate in candidates if candidate.action == "add" and candidate.subject]
     return [candidate for candidate in candidates
             if not (candidate.action == "delete" and candidate.subject and candidate.metadata.get("rule") != "retract.forget"
-                    and not candidate.target_memory_id and any(covers(candidate.subject, subject) for subject in added))]
+                    and not candidate.target_memory_id and candidate.subject in added)]
 
 
 def pin_replacements(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:

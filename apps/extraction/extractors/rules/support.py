@@ -126,6 +126,11 @@ def _dated(text: str) -> bool:
     return any(not mention.past for mention in find_dates(text, None))
 
 
+_REMOVAL = re.compile(r"\b(?:removed|deleted|erased|wiped|cleared|purged|taken\s+off|took\s+off|scrubbed)\b", re.I)
+_VALUE_LIKE = re.compile(r"@|\d{3}")
+_SOMEONE = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
+
+
 def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     """A completed or firmly arranged support action in an assistant, system or tool message ("I've opened ticket
     #4521 for you", "I've booked you in for Tuesday 14 May", "an engineer will visit next Monday"). Procedure talk
@@ -133,6 +138,8 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     text, person = clause.text, ctx.person
     if clause.question or clause.uncertain:
         return []
+    if _REMOVAL.search(text) and (_VALUE_LIKE.search(text) or _SOMEONE.search(text)):
+        return []  # "I've removed 07700 900 123 from your file": a removal must not store again what it removed
     if match := _ACTOR_DID.match(text):
         verb = " ".join(match.group("verb").lower().split())
         scheduled = verb in _SCHEDULING and _dated(text)

@@ -1,0 +1,140 @@
+"""What the rules extractor once got wrong, through the whole path (messages -> rules -> consolidation -> store).
+
+Each sentence is an example of a pattern (issue 10); tests/extraction/test_rules_extractor.py holds the many
+phrasings at the extractor level.
+"""
+
+import pytest
+
+from apps.memories.models import Memory
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("inline_extraction")]
+
+MESSAGES = "/api/v1/stores/main/sessions/{session}/messages"
+
+
+class Conversation:
+    def __init__(self, client, user="ines", session="chat-1"):
+        self.client, self.user, self.session, self.seq = client, user, session, 0
+
+    def say(self, *texts, role="user", session=None):
+        if session:
+            self.session = session
+        messages = []
+        for text in texts:
+            messages.append({"role": role, "content": text, "seq": self.seq})
+            self.seq += 1
+        response = self.client.post(MESSAGES.format(session=self.session), {"user_id": self.user, "messages": messages},
+                                    format="json")
+        assert response.status_code == 202, response.content
+
+
+def active(text: str) -> list[str]:
+    return list(Memory.objects.filter(content__icontains=text, status="active").values_list("content", flat=True))
+
+
+def with_status(text: str, status: str) -> list[str]:
+    return list(Memory.objects.filter(content__icontains=text, status=status).values_list("content", flat=True))
+
+
+@pytest.mark.parametrize("request_text", [
+    "Please delete my email address, I don't want you keeping it.",
+    "I'd like you to remove my email from your records please",
+    "Please don't keep my email address on file anymore.",
+    "please remove ines@example.com from my account, it's my old work one",
+])
+def test_a_forget_request_is_honoured_whatever_follows_it(tenant_a, request_text):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My email is ines@example.com.")
+    assert active("ines@example.com")
+
+    chat.say(request_text)
+
+    assert not active("ines@example.com")
+    assert with_status("ines@example.com", "deleted")
+
+
+def test_forgetting_in_the_same_message_stores_nothing_of_it(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My home number is 01603 711 402, but actually take it off my file completely, it's being disconnected.")
+    chat.say("Done, I've removed 01603 711 402 from your file.", role="assistant")
+
+    assert not active("01603 711 402")
+
+
+def test_an_explicit_request_to_remember_keeps_the_statement_whatever_its_verb(tenant_a):
+    Conversation(tenant_a.client("write")).say("Remember that invoices must go to the finance team.")
+
+    assert active("invoices must go to the finance team")
+
+
+def test_a_contradicting_preference_supersedes_the_earlier_one(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("I like the compact view")
+    chat.say("I prefer the detailed view", session="chat-2")
+
+    assert active("detailed view") and not active("compact view")
+    assert with_status("compact view", "superseded")
+
+
+def test_the_first_person_rewrite_keeps_a_country(tenant_a):
+    Conversation(tenant_a.client("write")).say("I prefer support from the US team because of the time zone.")
+
+    [memory] = active("team")
+    assert "US team" in memory and "them team" not in memory
+
+
+def test_a_new_surname_replaces_the_name(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("Hi, my name is Ada Nwosu.")
+    chat.say("My surname is now Okafor, I got married in April.", session="chat-2")
+
+    assert active("Ada Okafor")
+    assert with_status("Ada Nwosu", "superseded")
+    assert not active("Nwosu")
+
+
+def test_a_lowercase_three_part_name_is_a_name(tenant_a):
+    Conversation(tenant_a.client("write")).say("hi, i'm maria del carmen ruiz")
+
+    [memory] = Memory.objects.filter(status="active", metadata__subject="name")
+    assert memory.content == "The user's name is Maria del Carmen Ruiz"
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("I'm diabetic and can't have sugar.", "diabetic"),
+    ("I've just become head of procurement at Tallis Foods.", "head of procurement"),
+    ("Our firm is Brightwater Legal.", "Brightwater Legal"),
+    ("We're on the Team tier.", "Team tier"),
+    ("Update: we relocated to Utrecht.", "Utrecht"),
+    ("I use Zoom for our meetings.", "Zoom"),
+])
+def test_statements_that_once_gave_nothing(tenant_a, text, kept):
+    Conversation(tenant_a.client("write")).say(text)
+
+    assert active(kept)
+
+
+def test_a_stopped_tool_is_retracted_and_a_switch_supersedes(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("We use Slack for team chat.", "We use Xero for accounting.")
+    chat.say("We switched from Slack to Teams last month.", "We don't use Xero anymore.", session="chat-2")
+
+    assert active("Teams") and not active("Slack") and not active("Xero")
+    assert with_status("Slack", "superseded")
+    assert with_status("Xero", "deleted")
+
+
+def test_a_correction_applies_to_the_value_it_corrects(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("We need 5 seats on the Team plan.", "Sorry, actually it's 3 seats, not 5.")
+
+    assert active("3 seats") and not active("5 seats")
+
+
+def test_a_bare_answer_to_the_agents_question_is_read_for_what_was_asked(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("Can I take your full name, please?", role="assistant")
+    chat.say("Siobhán Ní Bhriain, card ends 4471.")
+
+    assert active("Siobhán Ní Bhriain")
