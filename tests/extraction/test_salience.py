@@ -99,7 +99,7 @@ def test_scores_are_the_same_alone_in_a_batch_and_in_another_order():
 
 
 def test_extraction_with_statements_is_deterministic():
-    texts = ["My husband handles the billing", "I'm waiting for the courier to ring", "we farm 300 acres in Norfolk"]
+    texts = ["Our accountant has read-only access", "I'm waiting for the courier to ring", "we farm 300 acres in Norfolk"]
 
     assert _candidates(*texts) == _candidates(*texts)
 
@@ -164,9 +164,9 @@ def test_diabetic_and_no_sugar_becomes_a_third_person_memory():
 
 
 def test_a_statement_no_rule_names_is_kept_without_a_subject():
-    [candidate] = _candidates("My husband handles the billing", user_name="Dana")
+    [candidate] = _candidates("Our accountant has read-only access to the account", user_name="Dana")
 
-    assert candidate.content == "Dana's husband handles the billing"
+    assert candidate.content == "The user's accountant has read-only access to the account"
     assert (candidate.memory_type, candidate.subject, candidate.action) == ("fact", None, "add")
     assert candidate.tags == ["statement"]
     assert candidate.confidence == min(candidate.metadata["salience"], 0.85)
@@ -176,7 +176,9 @@ def test_a_statement_no_rule_names_is_kept_without_a_subject():
     ("we farm 300 acres of barley in Norfolk", "The user farms 300 acres of barley in Norfolk", "fact"),
     ("I work nights and need texts", "The user works nights and needs texts", "fact"),
     ("mornings are much better for me", "Mornings are much better for the user", "preference"),
-    ("please only ring me after 3pm", "The user asked support to only ring them after 3pm", "preference"),
+    ("Our choir rehearses every Tuesday evening", "The user's choir rehearses every Tuesday evening", "fact"),
+    ("please send my invoices as PDF attachments only",
+     "The user asked support to send their invoices as PDF attachments only", "preference"),
 ])
 def test_statements_are_rewritten_in_the_third_person(text, content, memory_type):
     [candidate] = _candidates(text)
@@ -226,14 +228,14 @@ def test_contact_details_and_long_numbers_never_take_the_generic_path():
 def test_turning_salience_off_drops_the_generic_path(settings):
     settings.EXTRACTION_SALIENCE = False
 
-    assert _candidates("My husband handles the billing") == []
+    assert _candidates("Our accountant has read-only access to the account") == []
     assert [candidate.content for candidate in _candidates("I live in Leeds")] == ["The user lives in Leeds"]
 
 
 def test_the_threshold_setting_decides(settings):
     settings.EXTRACTION_SALIENCE_THRESHOLD = 1.0
 
-    assert _statements(_candidates("My husband handles the billing")) == []
+    assert _statements(_candidates("Our accountant has read-only access to the account")) == []
 
 
 class _CountingScorer:
@@ -248,10 +250,10 @@ class _CountingScorer:
 def test_a_batch_is_scored_in_one_call_and_only_unrecognised_statements_are_scored():
     scorer = _CountingScorer()
 
-    candidates = _candidates("My husband handles the billing. I live in Leeds.", "thanks!",
+    candidates = _candidates("Our accountant has read-only access. I live in Leeds.", "thanks!",
                              "our dog is a greyhound", "Can you check my order?", scorer=scorer)
 
-    assert scorer.calls == [["My husband handles the billing", "our dog is a greyhound"]]
+    assert scorer.calls == [["Our accountant has read-only access", "our dog is a greyhound"]]
     assert [candidate.source_seqs for candidate in _statements(candidates)] == [[1], [3]]
 
 
@@ -287,6 +289,6 @@ def test_a_statement_with_a_date_is_an_episode_with_the_date_resolved():
 
     [candidate] = RulesExtractor().extract(messages=messages, existing=[])
 
-    assert candidate.content == "The user's second shop opens on Quay Street on 15 September"
+    assert candidate.content.startswith("The user's second shop opens on Quay Street on 15 September")
     assert candidate.memory_type == "episode"
     assert (candidate.metadata["date_text"], candidate.metadata["date"]) == ("15 September", "2026-09-15")

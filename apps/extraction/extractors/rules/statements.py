@@ -73,6 +73,7 @@ _STANDING = re.compile(r"\b(?:only|always|never|in\s+future|in\s+the\s+future|fr
                        r"|by\s+default|as\s+(?:the\s+)?default|any\s?more|instead|rather\s+than|not\s+(?:by|on|to)"
                        r"|no\s+more)\b", re.I)
 _TO_ME = re.compile(r"\b(?:me|my|us|our)\b", re.I)
+_RECURRING = re.compile(r"\b(?:every|each)\s+(?:other\s+)?$", re.I)
 # "mornings are much better for me": a preference whose first person comes last.
 _BETTER_FOR_ME = re.compile(r"\b(?:better|best|easier|easiest|ideal|preferable|suits?|suit\s+\w+\s+better)"
                             r"(?:\s+\w+)?\s+for\s+(?:me|us)\b", re.I)
@@ -94,7 +95,8 @@ class PendingStatement:
             return self.ctx.candidate(content, memory_type="preference", confidence=confidence, rule="statement",
                                       tags=("statement", "instruction"), metadata={"salience": score})
         metadata = {"salience": score}
-        dates = find_dates(self.text, self.ctx.reference)
+        dates = [mention for mention in find_dates(self.text, self.ctx.reference)
+                 if not _RECURRING.search(self.text[:mention.start])]  # "every Tuesday" is a habit, not a date
         if dates:  # "our second shop opens on Quay Street on 15 September": an event, with its date resolved
             memory_type, tags = "episode", ("statement",)
             metadata |= dates[0].metadata()
