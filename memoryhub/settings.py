@@ -196,6 +196,10 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 128, minimum=1)
 EMBEDDING_TIMEOUT_SECONDS = env_float("EMBEDDING_TIMEOUT_SECONDS", 30.0)
 EMBEDDING_MAX_RETRIES = env_int("EMBEDDING_MAX_RETRIES", 3, minimum=0)
 EMBEDDING_LOCAL_DEVICE = env_str("EMBEDDING_LOCAL_DEVICE", "cpu")
+# torch intra-op threads per process for the local model (0: torch's default, one per core). Every web and q2
+# worker process runs its own model; with several threads each, they spin-wait on cores the others hold and a
+# one-clause encode takes ten times as long.
+EMBEDDING_LOCAL_THREADS = env_int("EMBEDDING_LOCAL_THREADS", 1, minimum=0)
 
 # --- LLM extraction (apps/extraction/extractors/llm) -------------------------------------------------
 LLM_PROVIDER = env_str("LLM_PROVIDER", "openai")
@@ -258,6 +262,12 @@ if EXTRACTION_DEFAULT_EXTRACTOR == "llm" and not (LLM_API_KEY or LLM_BASE_URL):
     raise ImproperlyConfigured("EXTRACTION_DEFAULT_EXTRACTOR=llm needs a model: set LLM_API_KEY or LLM_BASE_URL")
 # A job whose model failed on its last attempt runs the rules extractor instead of failing.
 EXTRACTION_FALLBACK_TO_RULES = env_bool("EXTRACTION_FALLBACK_TO_RULES", False)
+# The rules extractor's generic statement path: first-person statements no rule recognised, kept when the
+# salience classifier (apps/extraction/salience) scores them at or above the threshold.
+EXTRACTION_SALIENCE = env_bool("EXTRACTION_SALIENCE", True)
+EXTRACTION_SALIENCE_THRESHOLD = env_float("EXTRACTION_SALIENCE_THRESHOLD", 0.7)
+if not 0.0 <= EXTRACTION_SALIENCE_THRESHOLD <= 1.0:
+    raise ImproperlyConfigured("EXTRACTION_SALIENCE_THRESHOLD must be between 0 and 1")
 
 # --- Background jobs (django-q2) and live updates (Channels) --------------------------------------
 REDIS_URL = env_str("REDIS_URL")

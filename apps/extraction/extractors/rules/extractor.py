@@ -4,6 +4,8 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from apps.extraction.extractors.base import Candidate, ConversationMessage, ExistingMemory, covers
 from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
@@ -15,6 +17,7 @@ from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
 from apps.extraction.extractors.rules.person import Person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
+from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement
 from apps.extraction.extractors.rules.support import (
     contacts,
     identifiers,
@@ -30,6 +33,7 @@ from apps.extraction.extractors.rules.text import (
     split_clauses,
     split_sentences,
 )
+from apps.extraction.salience.scorer import SalienceScorer, get_scorer
 from apps.memories.normalise import normalise_content
 
 AGENT_ROLES = ("assistant", "system", "tool")
@@ -58,9 +62,16 @@ class _Message:
 
 
 class RulesExtractor:
-    """Offline, deterministic English pattern extraction (see the package docstring for what it reads)."""
+    """Offline, deterministic English pattern extraction (see the package docstring for what it reads).
+
+    `scorer` decides which generic statements to keep (statements.py); by default the process-wide salience
+    scorer, unless the EXTRACTION_SALIENCE setting turns the generic statement path off.
+    """
 
     name = "rules"
+
+    def __init__(self, *, scorer: SalienceScorer | None = None):
+        self._scorer = scorer
 
     def extract(
         self, *, messages: list[ConversationMessage], existing: list[ExistingMemory], user_name: str | None = None
@@ -74,13 +85,31 @@ class RulesExtractor:
             parsed.append(_parse(message, answers))
             asked = requested_slots(message.text) if message.role == "assistant" else []
         person = Person(known=(user_name or "").strip() or _stated_name(parsed))
-        candidates: list[Candidate] = []
+        found: list[Candidate | PendingStatement] = []
         for item in parsed:
-            candidates += _message_candidates(item, person)
+            found += _message_candidates(item, person)
+        candidates = self._kept_statements(found)
         _add_resolved_dates(candidates)
         candidates = _merge_duplicates(apply_corrections(candidates, existing))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
         return _honour_forgets(_pin_retractions(candidates, existing), existing)
+
+    def _kept_statements(self, found: list[Candidate | PendingStatement]) -> list[Candidate]:
+        """Candidates in message order, with the pending statements of the whole batch scored in one call."""
+        pending = [item for item in found if isinstance(item, PendingStatement)]
+        if not pending:
+            return found
+        if not settings.EXTRACTION_SALIENCE:
+            return [item for item in found if not isinstance(item, PendingStatement)]
+        scores = iter((self._scorer or get_scorer()).score([statement.text for statement in pending]))
+        threshold = settings.EXTRACTION_SALIENCE_THRESHOLD
+        kept: list[Candidate] = []
+        for item in found:
+            if not isinstance(item, PendingStatement):
+                kept.append(item)
+            elif (score := next(scores)) >= threshold:
+                kept.append(item.candidate(score))
+        return kept
 
 
 def _parse(message: ConversationMessage, answers: list[str] = ()) -> _Message:
@@ -123,12 +152,12 @@ def _stated_name(parsed: list[_Message]) -> str | None:
     return name
 
 
-def _message_candidates(item: _Message, person: Person) -> list[Candidate]:
+def _message_candidates(item: _Message, person: Person) -> list[Candidate | PendingStatement]:
     message = item.message
     base = RuleContext(seq=message.seq, role=message.role, person=person,
                        reference=message.created_at.date() if message.created_at else None,
                        lowercase=typed_in_lowercase(message.text))
-    found: list[Candidate] = []
+    found: list[Candidate | PendingStatement] = []
     opening = True
     for line in item.lines:
         labelled = key_value_line(line.text, base)
@@ -162,15 +191,19 @@ def _restated(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
     return found
 
 
-def _user_sentence(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
+def _user_sentence(sentence: _Sentence, ctx: RuleContext) -> list[Candidate | PendingStatement]:
     if (fix := correction(sentence.text, ctx)) is not None:
         return [fix]
     command = sentence_command(sentence.text, ctx, _user_clause)
     if command is not None:
         return command
-    found = []
+    found: list[Candidate | PendingStatement] = []
     for clause in sentence.clauses:
-        found += _user_clause(clause, dataclasses.replace(ctx, hedged=clause.hedged))
+        clause_ctx = dataclasses.replace(ctx, hedged=clause.hedged)
+        stated = _user_clause(clause, clause_ctx)
+        if not stated and (statement := pending_statement(clause, clause_ctx)):
+            found.append(statement)  # no rule recognised it: the salience classifier decides, per batch
+        found += stated
     return found
 
 

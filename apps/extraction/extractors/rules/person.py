@@ -8,7 +8,7 @@ ADVERBS = frozenset(
     "really also just actually currently now still usually generally mostly totally absolutely definitely truly "
     "honestly personally quite especially particularly recently finally officially already only mainly primarily "
     "typically normally certainly genuinely seriously strongly always often sometimes occasionally rarely never "
-    "even kinda basically literally simply no longer".split()
+    "even kinda basically literally simply no longer almost hardly barely seldom nearly".split()
 )
 MODALS = frozenset("can could will would shall should may might must can't couldn't won't wouldn't shouldn't "
                    "mustn't cannot didn't wasn't weren't".split())
@@ -73,6 +73,13 @@ _TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\s+|.", re.S)
 _SUBJECT_CONTRACTIONS = {"i'm": "is", "i've": "has", "i'll": "will", "you're": "is", "you've": "has",
                          "you'll": "will"}
 _PLURAL_CONTRACTIONS = {"i'm": "are", "i've": "have", "i'll": "will"}
+_WE_CONTRACTIONS = {"we're": ("is", "are"), "we've": ("has", "have"), "we'll": ("will", "will")}
+_ARTICLES = frozenset(("the", "a", "an"))
+# Verbs that share the user's subject after "and"/"but"/"or": "I work nights and need texts" -> "... and needs texts".
+_COORDINATED_VERBS = frozenset("want need like love hate prefer use have live work get go pay miss make take keep run "
+                               "own rent speak travel call check read write send buy spend eat drink drive ride play "
+                               "watch stream care handle manage look visit".split())
+_OTHER_SUBJECTS = frozenset("he she it they you there this that who which".split())
 _PLURAL_PAST = {"was": "were", "wasn't": "weren't", "am": "are"}
 _HAD_AFTER = frozenset("been had gone done seen already never just got".split())
 # After these words "you" is a subject ("when you explain"), so its verb agrees with "the assistant".
@@ -83,14 +90,17 @@ def rewrite_first_person(text: str, person: Person, *, named: bool = False) -> s
     """`text` (a user's clause) in the third person.
 
     The first mention of the user uses their name; later mentions become "they"/"their"/"them" so a sentence
-    does not repeat the name. "our"/"us" count as the user's ("our wedding"); "we" is kept. "you" (the
+    does not repeat the name. "we"/"our"/"us" count as the user, speaking for their household or organisation
+    ("our wedding", "we're on the Team plan"); "US" the country stays ("support from the US team"). "you" (the
     assistant) becomes "the assistant".
     """
+    shouting = text.isupper()
     mid_sentence = named  # the caller has named the user already, so this text continues a sentence
     tokens = _TOKEN.findall(text)
     out: list[str] = []
     conjugate = False  # the next verb-looking word follows a third-person subject
     plural = False  # the next verb follows "they" ("... before they travel", "they were")
+    user_subject = False  # the user is the subject of the current verb phrase (in the singular)
     previous_word = ""
     index = 0
     while index < len(tokens):
@@ -101,6 +111,8 @@ def rewrite_first_person(text: str, person: Person, *, named: bool = False) -> s
             out.append(token)
             continue
         replacement = token
+        if lower in ("i", "i'm", "i've", "i'll", "we", "we're", "we've", "we'll") or lower in _OTHER_SUBJECTS:
+            user_subject = not named and lower not in _OTHER_SUBJECTS
         if lower == "i" and named:
             replacement, plural = "they", True
         elif lower == "i":
@@ -116,8 +128,22 @@ def rewrite_first_person(text: str, person: Person, *, named: bool = False) -> s
             # "our" is the user's household ("our wedding"): the user's, like "my".
             replacement = ("their" if lower in ("my", "our") else "theirs") if named else person.possessive
             named = True
+        elif lower == "us" and _country_us(token, tokens, index, previous_word, shouting):
+            pass
         elif lower in ("me", "us"):
             replacement, named = ("them" if named else person.label), True
+        elif lower == "we" and named:
+            replacement, plural = "they", True
+        elif lower == "we":
+            replacement, conjugate, named = person.label, True, True
+        elif lower in _WE_CONTRACTIONS:
+            singular, plural_verb = _WE_CONTRACTIONS[lower]
+            replacement = f"they {plural_verb}" if named else f"{person.label} {singular}"
+            named = True
+        elif lower == "we'd":
+            following = _next_word(tokens, index)
+            replacement = f"{'they' if named else person.label} {'had' if following in _HAD_AFTER else 'would'}"
+            named = True
         elif lower == "myself":
             replacement = "themselves"
         elif lower == "you":
@@ -129,6 +155,8 @@ def rewrite_first_person(text: str, person: Person, *, named: bool = False) -> s
             replacement = "the assistant's"
         elif lower == "yourself":
             replacement = "itself"
+        elif user_subject and previous_word in ("and", "but", "or") and lower in _COORDINATED_VERBS:
+            replacement = third_person_verb(token)
         elif conjugate and lower not in ADVERBS:
             replacement, conjugate = third_person_verb(token), False
         elif plural and lower not in ADVERBS:
@@ -174,6 +202,15 @@ def rewrite_second_person(text: str, person: Person) -> str:
         previous_word = lower
         out.append(replacement)
     return person.starting("".join(out))
+
+
+def _country_us(token: str, tokens: list[str], index: int, previous_word: str, shouting: bool) -> bool:
+    """"US" the country rather than "us" the user: written in capitals in a message that is not all capitals,
+    or after an article ("the us team"), or before a hyphen ("us-based")."""
+    if token == "US" and not shouting:
+        return True
+    following = tokens[index] if index < len(tokens) else ""
+    return previous_word in _ARTICLES or following == "-"
 
 
 def _next_word(tokens: list[str], index: int) -> str:

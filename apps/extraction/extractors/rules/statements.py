@@ -1,0 +1,130 @@
+"""The generic statement path: a first-person statement no structured rule recognised, kept when salient.
+
+"My husband handles the billing", "our choir rehearses every Tuesday", "we farm 300 acres of barley": no pattern
+names these, yet each is a durable fact about the customer. A clause that no rule recognised becomes a *pending
+statement* when cheap filters pass: a statement, not a question or hypothetical; the user or their organisation
+or household within its first words, or what is "better for me"; not a request about the current problem nor a
+remark on the conversation; 3 to 60 words. A standing request counts too ("please only ring me after 3pm":
+"please" with only/always/never/in future/instead ... about the user). The extractor then scores all pending
+statements of a job in one call to the salience classifier (apps.extraction.salience) and keeps those at or
+above the threshold, rewritten in the third person, with no subject: such a statement is not one single-valued
+attribute. A statement with a date is an episode with the date resolved, like a plan.
+"""
+
+import re
+from dataclasses import dataclass
+
+from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.dates import find_dates
+from apps.extraction.extractors.rules.person import rewrite_first_person
+from apps.extraction.extractors.rules.text import Clause
+
+MIN_WORDS = 3
+MAX_WORDS = 60
+FIRST_PERSON_WITHIN = 4  # words: "At work we use Zoom" counts, "The app crashes when I open it" does not
+MAX_CONFIDENCE = 0.85  # below what a structured rule gives a plain statement
+
+_FIRST_PERSON = frozenset("i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours "
+                          "ourselves".split())
+_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+# Clear signs of a request or of the conversation itself, rejected before any embedding is computed.
+_NOT_A_STATEMENT = re.compile(
+    r"^(?:please|pls|kindly|can|could|would|will|help|let|tell|show|send|give|check|look|fix|sort|thanks|thank"
+    r"|sorry|ok|okay"
+    r"|(?:I|we)\s+(?:really\s+|just\s+|urgently\s+)?need\s+(?:help|someone|somebody|an?\s+(?:refund|callback"
+    r"|replacement|engineer|technician|electrician|plumber|appointment|new\s+\w+))"
+    r"|(?:I|we)\s+(?:really\s+|just\s+|urgently\s+|also\s+)?(?:need|want|wanna)\s+(?:you\b|to\s|make\s)"
+    r"|(?:I|we)\s+(?:really\s+|just\s+|urgently\s+|also\s+)?(?:need|want)\s+(?:the|my|our|it|this|that|them|him"
+    r"|her)\b[^,]{0,60}?\b(?:changed|updated|cancell?ed|fixed|moved|removed|added|sorted|reissued|corrected"
+    r"|refunded|replaced|sent|checked|booked|done|looked\s+at)\b"
+    r"|(?:I|we)\s+(?:have|had|got)\s+(?:a|an|another|one\s+more|two|some|a\s+quick|a\s+few)\s+(?:quick\s+)?"
+    r"(?:question|questions|problem|problems|issue|issues|query|queries|complaint)"
+    r"|(?:I|we)(?:'m|'re|\s+am|\s+are)\s+(?:just\s+|still\s+|now\s+|currently\s+)?(?:trying|looking|hoping"
+    r"|waiting|writing|calling|contacting|reaching|asking|checking|getting|having|typing|reading|back|here"
+    r"|sorry|afraid|confused|not\s+sure|wondering)"
+    r"|(?:I|we)\s+(?:was|were)\s+(?:just\s+)?(?:wondering|hoping|trying|told|asked)"
+    r"|(?:I|we)\s+still\s+(?:have\s+(?:nothing|no)|haven't|have\s+not|can't|cannot|don't|didn't|got\s+nothing)\b"
+    r"|(?:I|we)(?:'m|'re|\s+am|\s+are)\s+not\s+\w+ing\b"  # "I'm not flying on Friday any more": a plan called off
+    r"|(?:I|we)(?:'ll|\s+will|'ve\s+(?:just\s+)?tried|\s+have\s+tried|\s+(?:just\s+|already\s+)?tried)\b"
+    r"|(?:I|we)\s+(?:understand|see|agree|appreciate|wonder|guess|hope|suppose|mean|meant|apologi[sz]e)\b"
+    r"|(?:I|we)\s+got\s+(?:it|your|that|this)\b"
+    r"|my\s+(?:question|problem|issue|query|complaint|bad|mistake|apologies)\b"
+    r")",
+    re.I,
+)
+# What the structured rules own: the user's name and contact details, and anything holding an e-mail address, a
+# link or a long number (a card or account number the identifier rules declined is not to be kept either way).
+_OWNED_BY_RULES = re.compile(
+    r"^my\s+(?:full\s+|first\s+|last\s+|real\s+|middle\s+|sur)?name\b|@|https?://|www\.|\d(?:[\s().-]?\d){6}",
+    re.I,
+)
+_POINTS_BACK = re.compile(r"\b(?:here|there|it|this|that|them)$", re.I)  # "I live here", "I love it"
+_PREFERENCE = re.compile(
+    r"\b(?:prefer|prefers|preferred|preference|rather|favou?rite|like|likes|love|loves|enjoy|enjoys|hate|hates"
+    r"|dislike|dislikes|can't\s+stand|don't\s+want|works\s+best|best\s+for\s+(?:me|us)|instead\s+of)\b",
+    re.I,
+)
+
+
+# A standing request: "please only ring me after 3pm", "please write to me by post in future".
+_POLITE_START = re.compile(r"^(?:please|pls|plz|kindly)\s+(?:do\s+)?", re.I)
+_STANDING = re.compile(r"\b(?:only|always|never|in\s+future|in\s+the\s+future|from\s+now\s+on|going\s+forward"
+                       r"|by\s+default|as\s+(?:the\s+)?default|any\s?more|instead|rather\s+than|not\s+(?:by|on|to)"
+                       r"|no\s+more)\b", re.I)
+_TO_ME = re.compile(r"\b(?:me|my|us|our)\b", re.I)
+_RECURRING = re.compile(r"\b(?:every|each)\s+(?:other\s+)?$", re.I)
+# "mornings are much better for me": a preference whose first person comes last.
+_BETTER_FOR_ME = re.compile(r"\b(?:better|best|easier|easiest|ideal|preferable|suits?|suit\s+\w+\s+better)"
+                            r"(?:\s+\w+)?\s+for\s+(?:me|us)\b", re.I)
+
+
+@dataclass
+class PendingStatement:
+    """A clause waiting for its salience score; the extractor scores a job's pending statements in one batch."""
+
+    text: str
+    ctx: RuleContext
+    instruction: str | None = None  # a standing request, without its "please"
+
+    def candidate(self, score: float) -> Candidate:
+        person = self.ctx.person
+        confidence = min(score, MAX_CONFIDENCE)
+        if self.instruction:
+            content = person.sentence(f"asked support to {rewrite_first_person(self.instruction, person, named=True)}")
+            return self.ctx.candidate(content, memory_type="preference", confidence=confidence, rule="statement",
+                                      tags=("statement", "instruction"), metadata={"salience": score})
+        metadata = {"salience": score}
+        dates = [mention for mention in find_dates(self.text, self.ctx.reference)
+                 if not _RECURRING.search(self.text[:mention.start])]  # "every Tuesday" is a habit, not a date
+        if dates:  # "our second shop opens on Quay Street on 15 September": an event, with its date resolved
+            memory_type, tags = "episode", ("statement",)
+            metadata |= dates[0].metadata()
+        elif _PREFERENCE.search(self.text) or _BETTER_FOR_ME.search(self.text):
+            memory_type, tags = "preference", ("statement", "preference")
+        else:
+            memory_type, tags = "fact", ("statement",)
+        return self.ctx.candidate(rewrite_first_person(self.text, person), memory_type=memory_type,
+                                  confidence=confidence, rule="statement", tags=tags, metadata=metadata)
+
+
+def pending_statement(clause: Clause, ctx: RuleContext) -> PendingStatement | None:
+    """The clause as a statement worth scoring, or None when a cheap filter already rules it out."""
+    if clause.question or clause.uncertain or "?" in clause.text:
+        return None
+    text = clause.text
+    words = _WORD.findall(text)
+    if not MIN_WORDS <= len(words) <= MAX_WORDS:
+        return None
+    if _OWNED_BY_RULES.search(text) or (len(words) <= 4 and _POINTS_BACK.search(text)):
+        return None
+    polite = _POLITE_START.match(text)
+    if polite:
+        body = text[polite.end():]
+        if _STANDING.search(body) and _TO_ME.search(body) and body[:1].isalpha():
+            return PendingStatement(text=text, ctx=ctx, instruction=body)
+        return None
+    first_person = any(word.lower() in _FIRST_PERSON and word != "US" for word in words[:FIRST_PERSON_WITHIN])
+    if not (first_person or _BETTER_FOR_ME.search(text)) or _NOT_A_STATEMENT.match(text):
+        return None
+    return PendingStatement(text=text, ctx=ctx)
