@@ -24,8 +24,9 @@ _ANYMORE = r"(?:\s+(?:any\s?more|any\s+longer|now))?"
 _ORG_KINDS = ("firm|company|business|practice|agency|studio|organi[sz]ation|startup|start-up|shop|store|restaurant|cafe"
               "|café|clinic|charity|nonprofit|non-profit|employer|brand|law\\s+firm|company\\s+name|business\\s+name"
               "|partnership|consultancy|surgery|salon|bakery|hotel|school|office")
-_OUR_ORG = re.compile(rf"^(?:my|our)\s+(?:own\s+|little\s+|small\s+|family\s+)?(?P<kind>{_ORG_KINDS})\s+(?:is\s+(?:called"
-                      r"|named)|'s\s+called|is|'s)\s+(?P<org>.+)$", re.I)
+_OUR_ORG = re.compile(rf"^(?:my|our)\s+(?:own\s+|little\s+|small\s+|family\s+)?(?P<kind>{_ORG_KINDS})(?:'s\s+name)?\s+"
+                      r"(?:is\s+(?:now\s+)?(?:called|named)|'s\s+(?:now\s+)?called|has\s+been\s+renamed(?:\s+to)?|is\s+now"
+                      r"|is|'s)\s+(?P<org>.+)$", re.I)
 _RUN_ORG = re.compile(rf"^{_WE}{ADV}\s+(?:run|own|manage|founded|co-founded|started|set\s+up)\s+(?:a|an|the|my|our)"
                       r"\s+(?P<what>[\w -]{1,40}?)\s+(?:called|named)\s+(?P<org>.+)$", re.I)
 _ON_BEHALF = re.compile(r"^I(?:'m|\s+am)\s+(?:calling|writing|contacting\s+you|reaching\s+out|getting\s+in\s+touch)"

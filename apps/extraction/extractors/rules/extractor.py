@@ -19,6 +19,8 @@ from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
 from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement
 from apps.extraction.extractors.rules.support import (
+    EMAIL,
+    PHONE,
     contacts,
     identifiers,
     key_value_line,
@@ -207,8 +209,25 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext) -> list[Candidate | Pe
     return found
 
 
+_CONTACT_SUBJECTS = ("phone", "email", "address")
+
+
 def _user_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     """The facts in one user clause. Identifiers count even in questions ("Where is order #123?")."""
+    found = _clause_facts(clause, ctx)
+    restated = new_value_statement(clause.text)
+    if restated and restated != clause.text and not any(
+            covers(subject, candidate.subject) for candidate in found for subject in _CONTACT_SUBJECTS):
+        # "new phone as well, 07457 118 903", "from 20 March my address will be ...": the plain statement
+        again = _clause_facts(dataclasses.replace(clause, text=restated), ctx)
+        if any(covers(subject, candidate.subject) for candidate in again for subject in _CONTACT_SUBJECTS):
+            kept = {candidate.subject for candidate in again}
+            return again + [candidate for candidate in found if candidate.subject and candidate.subject.startswith(
+                "identifier:") and candidate.subject not in kept]
+    return found
+
+
+def _clause_facts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     ids = identifiers(clause.text, ctx)
     if len(clause.text) > MAX_CLAUSE_CHARS:
         return ids + contacts(clause, ctx)
@@ -226,6 +245,31 @@ def _user_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         if stated:
             return stated + incidental
     return incidental
+
+
+_NEW_CONTACT = re.compile(r"\bnew\s+(?:[\w-]+\s+){0,2}?(?P<noun>(?:phone|mobile|cell)(?:\s+number)?|number|e-?mail"
+                          r"(?:\s+address)?)\b", re.I)
+_WILL_BE = re.compile(r"^(?P<head>.*?\b(?:my|our)\s+(?:[\w-]+\s+)?(?:address|number|phone|mobile|e-?mail(?:\s+address)?|"
+                      r"surname|name))\s+(?:will\s+be|is\s+going\s+to\s+be|has\s+changed\s+to|changed\s+to|is\s+changing"
+                      r"\s+to)\s+(?P<value>.+)$", re.I)
+
+
+def new_value_statement(text: str) -> str | None:
+    """A new contact value given in passing ("new email as well: x@y.z", "I got a new phone and the number is now
+    ...") or a value that will change ("from 20 March my address will be ...") as "my <thing> is <value>"."""
+    if match := _WILL_BE.match(text):
+        head = re.sub(r"^(?:from|as\s+of|starting|on|after)\b[^,]*?(?=\b(?:my|our)\b)|^.*?,\s*(?=(?:my|our)\b)", "",
+                      match.group("head"), flags=re.I)
+        return f"{head} is {match.group('value')}"
+    match = _NEW_CONTACT.search(text)
+    if not match:
+        return None
+    noun = match.group("noun").lower()
+    email = noun.startswith(("email", "e-mail"))
+    value = (EMAIL if email else PHONE).search(text, match.end())
+    if not value:
+        return None
+    return f"my {'email address' if email else 'phone number'} is {value.group(0).strip()}"
 
 
 def _add_resolved_dates(candidates: list[Candidate]) -> None:

@@ -232,6 +232,7 @@ _JOINED = re.compile(r"^I(?:'ve| have)?(?: (?:just|recently|finally))* joined (?
 _JOB_STOPS = frozenset("at for with in and but since because where who which so now currently until on from by i "
                        "here there today".split())
 _ORG_STOPS = frozenset("as and but since for in on where which who because now currently doing with until from to so i "
+                       "after following "
                        "remotely part-time full-time last next this ago anymore these nowadays today".split())
 _NOT_ORGS = frozenset(["home", "night", "nights", "weekends", "the weekend", "the moment", "myself", "it", "this",
                        "that", "least", "once", "times", "my desk", "the office", "a desk", "work", "all"])
