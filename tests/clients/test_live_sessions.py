@@ -126,7 +126,7 @@ def test_messages_are_extracted_by_the_worker(hub, live_server):
     assert (job.trigger, job.extractor, job.from_seq, job.to_seq, job.attempts) == ("turns", "rules", 0, 3, 1)
     assert job.added >= 2 and isinstance(job.finished_at, datetime)
     hits = hub.search(STORE, "dark mode", user_id="alice")
-    assert hits[0].memory.content == "Alice prefers dark mode" and hits[0].memory.source == "extraction"
+    assert hits[0].memory.content == "The user prefers dark mode" and hits[0].memory.source == "extraction"
     assert hub.sessions.get(STORE, "chat-1").extracted_seq == 3
 
 

@@ -138,3 +138,13 @@ def test_a_bare_answer_to_the_agents_question_is_read_for_what_was_asked(tenant_
     chat.say("Siobhán Ní Bhriain, card ends 4471.")
 
     assert active("Siobhán Ní Bhriain")
+
+
+@pytest.mark.parametrize(("text", "kept", "dropped"), [
+    ("My number is 0151 2345 6788, sorry I mean 0151 2345 6789.", "0151 2345 6789", "0151 2345 6788"),
+    ("Please send invoices to a@old.example, no sorry, it's b@new.example.", "b@new.example", "a@old.example"),
+])
+def test_a_value_corrected_mid_sentence_is_stored_corrected(tenant_a, text, kept, dropped):
+    Conversation(tenant_a.client("write")).say(text)
+
+    assert active(kept) and not active(dropped)

@@ -41,6 +41,27 @@ _SHAPES = (
 _ISO_NOTE = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}(?:\s+to\s+\d{4}-\d{2}-\d{2})?\)")
 
 
+_MID_CORRECTION = re.compile(
+    r"^(?P<before>.+?)[,;:]?\s+(?:sorry,?\s+I\s+mean|no\s+sorry|no\s+wait|oops|sorry|wait|I\s+mean|correction|no)[,!:]?\s+"
+    r"(?:(?:I\s+meant|it's|it\s+is|make\s+(?:that|it)|should\s+be|that\s+should\s+be)\s+)?(?P<new>[^,;]+?)(?P<after>[,;].*)?$",
+    re.I,
+)
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+_NUMBER = re.compile(r"\+?\d[\d\s().-]*\d|\d")
+
+
+def split_mid_correction(text: str) -> tuple[str, str, str] | None:
+    """(the statement, the old value, the new value) of "send it to a@x.com, no sorry, it's b@x.com"."""
+    match = _MID_CORRECTION.match(text.strip().rstrip(" .!"))
+    if not match:
+        return None
+    before, new = match.group("before"), match.group("new").strip()
+    for shape in (_EMAIL, _NUMBER):
+        if shape.fullmatch(new) and (olds := shape.findall(before)):
+            return before, olds[-1].strip(), new
+    return None
+
+
 def correction(text: str, ctx: RuleContext) -> Candidate | None:
     """A marker candidate for a correction sentence; `apply_corrections` consumes it."""
     text = text.strip().rstrip(" .!")

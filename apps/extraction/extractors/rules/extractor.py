@@ -10,7 +10,7 @@ from apps.extraction.extractors.base import Candidate, ConversationMessage, Exis
 from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.context import RuleContext
-from apps.extraction.extractors.rules.corrections import apply_corrections, correction
+from apps.extraction.extractors.rules.corrections import apply_corrections, correction, split_mid_correction
 from apps.extraction.extractors.rules.dates import with_resolved_date
 from apps.extraction.extractors.rules.dialogue import agent_statement_as_customer, requested_slots, slot_statements
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
@@ -196,6 +196,10 @@ def _restated(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
 def _user_sentence(sentence: _Sentence, ctx: RuleContext) -> list[Candidate | PendingStatement]:
     if (fix := correction(sentence.text, ctx)) is not None:
         return [fix]
+    if mid := split_mid_correction(sentence.text):  # "send them to a@x.com, no sorry, it's b@x.com"
+        before, old_value, new_value = mid
+        corrected = before.replace(old_value, new_value)
+        return _user_sentence(_Sentence(text=corrected, clauses=split_clauses(corrected)), ctx)
     command = sentence_command(sentence.text, ctx, _user_clause)
     if command is not None:
         return command
