@@ -119,11 +119,11 @@ def test_corpus_is_large_and_covers_every_category():
 
 # --- Acceptance examples --------------------------------------------------------------------------------
 
-def test_name_and_job_are_both_extracted_and_later_facts_use_the_name():
+def test_name_job_and_employer_are_each_extracted_and_the_job_keeps_its_employer():
     candidates = extract("My name is Alice and I work as a software engineer at TechCorp")
 
     assert by_subject(candidates, "name").content == "The user's name is Alice"
-    assert by_subject(candidates, "job_title").content == "The user works as a software engineer"
+    assert by_subject(candidates, "job_title").content == "The user works as a software engineer at TechCorp"
     assert by_subject(candidates, "employer").content == "The user works at TechCorp"
     assert all(candidate.source_seqs == [1] for candidate in candidates)
 

@@ -268,8 +268,10 @@ def _work_facts(ctx: RuleContext, job: str | None, org: str | None, org_verb: st
     if job:
         head = job.split(" of ")[0].split()[-1].lower()
         student = head in lexicon.STUDENT_HEADS
-        found.append(ctx.candidate(job_sentence or person.sentence(f"works as {_with_article(job)}"),
-                                   confidence=confidence, rule=f"{rule}.job", subject="job_title",
+        sentence = job_sentence or person.sentence(f"works as {_with_article(job)}")
+        if org and not student and org.casefold() not in sentence.casefold():
+            sentence += f" at {org}"  # the role is read with its organisation ("CFO at Brannock & Hale")
+        found.append(ctx.candidate(sentence, confidence=confidence, rule=f"{rule}.job", subject="job_title",
                                    tags=("identity", "work"), metadata={"value": job}))
         if org and student:
             return found + [ctx.candidate(person.sentence(f"studies at {org}"), confidence=confidence,
