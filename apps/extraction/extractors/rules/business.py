@@ -51,7 +51,7 @@ def _organisation(ctx: RuleContext, text: str) -> list[Candidate]:
 # --- Plan or tier -------------------------------------------------------------------------------------
 _PLAN_NOUNS = ("plan|tier|package|subscription|contract|bundle|membership|tariff|level|edition|licen[cs]e|account"
                "|deal|option")
-_PLAN_PHRASE = rf"(?:the\s+|a\s+|an\s+|our\s+|my\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+){{0,4}}?)\s+(?P<noun>{_PLAN_NOUNS})s?\b"
+_PLAN_PHRASE = rf"(?:the\s+|a\s+|an\s+|our\s+|my\s+|your\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+){{0,4}}?)\s+(?P<noun>{_PLAN_NOUNS})s?\b"
 _ON_PLAN = re.compile(rf"^{_WE}{_BE}?{ADV}\s+(?:on|subscribed\s+to|signed\s+up\s+(?:to|for))\s+{_PLAN_PHRASE}"
                       r"(?P<rest>.*)$", re.I)
 _HAVE_PLAN = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:have|has|got|pay\s+for|subscribe\s+to|bought|purchased"
@@ -88,6 +88,10 @@ def _plan_value(raw: str) -> str | None:
 
 
 def _plan(ctx: RuleContext, text: str) -> list[Candidate]:
+    if (switch := _PUT_ON.match(text)) and (value := _plan_value(switch.group("plan"))):
+        return [ctx.candidate(ctx.person.sentence(f"wants their {switch.group('product')} on {value}"),
+                              confidence=0.8, rule="business.plan", subject="plan", tags=("account", "plan"),
+                              metadata={"value": value})]
     match = _ON_PLAN.match(text) or _HAVE_PLAN.match(text) or _MY_PLAN.match(text) or _UPGRADED_TO.match(text)
     if not match or not (value := _plan_value(match.group("plan"))):
         return []
@@ -109,8 +113,11 @@ _USE = re.compile(rf"^{_WE}{ADV}\s+(?:use|'re\s+using|are\s+using|'m\s+using|am\
                   r"(?:\s+(?:now|these\s+days|at\s+work|every\s+day|daily))?$", re.I)
 _ON_PLATFORM = re.compile(rf"^I{_BE}{ADV}\s+on\s+(?:an?\s+)?(?P<tool>(?:android|iphone|ios|ipados|windows|mac|macos|linux"
                           r"|chromebook|chromeos|ipad)(?:\s+[\w.+-]+){0,2})$", re.I)
-_HAVE_DEVICE = re.compile(rf"^{_WE}{ADV}\s+(?:have|'ve\s+got|own|bought|got)\s+(?:an?|the|two|three|a\s+new|an\s+old)"
-                          r"\s+(?P<device>.+)$", re.I)
+_HAVE_DEVICE = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:have|got|own|bought|got|switched\s+to|moved\s+to)\s+(?:an?\s+|the\s+"
+                          r"|two\s+|three\s+|my\s+)?(?:new\s+|old\s+|second-hand\s+|refurbished\s+)?(?P<device>.+)$", re.I)
+_ON_DEVICE = re.compile(r"\b(?:on|with|from)\s+(?:an?\s+|my\s+|the\s+)?(?P<device>[A-Za-z][\w-]*(?:\s+[\w+-]+){0,2})$")
+_PUT_ON = re.compile(r"^(?:please\s+)?(?:put|switch|move|change)\s+(?:the|my|our)\s+(?P<product>[\w-]+)\s+(?:on|onto|to)\s+"
+                     rf"(?:the\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+){{0,3}}?)(?:\s+(?:{_PLAN_NOUNS}))?$", re.I)
 _MY_DEVICE = re.compile(r"^(?:my|our)\s+(?P<kind>[\w-]+)\s+is\s+(?:an?|the)\s+(?P<device>.+)$", re.I)
 _TOOL_STOPS = frozenset("for to and but because since so which when if as with at on in now last this next yesterday "
                         "today recently ago already instead".split())
@@ -178,6 +185,10 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
         device = cut_value(match.group("device"), _TOOL_STOPS, max_words=6)
         return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.8, rule="business.device",
                               subject=f"device:{kind}", tags=("device",), metadata={"value": device})]
+    if (match := _ON_DEVICE.search(text)) and (kind := _device_kind(match.group("device"))) and re.search(
+            r"\d|[A-Z]", match.group("device")):  # "I use your app on iPhone 12"
+        return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.75, rule="business.device",
+                              subject=f"device:{kind}", tags=("device",), metadata={"value": match.group("device")})]
     if match := _ON_PLATFORM.match(text):
         kind = _device_kind(match.group("tool"))
         if not kind:

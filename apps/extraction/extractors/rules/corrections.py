@@ -28,12 +28,17 @@ _NOT_BUT = re.compile(
     re.I,
 )
 _NOT_THEN = re.compile(rf"^{_SORRY}*not\s+(?P<old>[^,;]+?)\s*[,;:-]+\s*(?:it's\s+|it\s+is\s+)?(?P<new>[^,;]+?)$", re.I)
+# "No, sorry, the 30th, the 29th is only when the van comes": a bare value of a known shape after an apology.
+_BARE_VALUE = re.compile(rf"^{_SORRY}+(?:the\s+|on\s+the\s+|on\s+|at\s+)?(?P<new>\d{{1,2}}(?:st|nd|rd|th)|(?:next\s+)?"
+                         r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|\d{1,2}(?::\d{2})?\s*(?:am|pm))"
+                         r"(?P<old>)(?:[,;].*)?$", re.I)
 _ARTICLE = re.compile(r"^(?:the|a|an|on|at|for|in)\s+", re.I)
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?"
 _MONTH += r"|nov(?:ember)?|dec(?:ember)?)"
 _SHAPES = (
     re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\b|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b", re.I),
+    re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.I),
     re.compile(rf"\b(?:next\s+|this\s+)?{_WEEKDAY}\b", re.I),
     re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b", re.I),
     re.compile(r"(?<![\w-])\d+(?:[.,]\d+)?(?![\w-])"),
@@ -65,7 +70,7 @@ def split_mid_correction(text: str) -> tuple[str, str, str] | None:
 def correction(text: str, ctx: RuleContext) -> Candidate | None:
     """A marker candidate for a correction sentence; `apply_corrections` consumes it."""
     text = text.strip().rstrip(" .!")
-    match = _CORRECTION.match(text) or _NOT_BUT.match(text) or _NOT_THEN.match(text)
+    match = _CORRECTION.match(text) or _NOT_BUT.match(text) or _NOT_THEN.match(text) or _BARE_VALUE.match(text)
     if not match:
         return None
     new = _ARTICLE.sub("", match.group("new").strip())

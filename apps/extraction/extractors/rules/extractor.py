@@ -128,7 +128,9 @@ def _parse(message: ConversationMessage, answers: list[str] = ()) -> _Message:
 
 
 def typed_in_lowercase(text: str) -> bool:
-    return not any(char.isupper() for char in text)
+    """A message that starts in lowercase ("hi im amara bello, ..."): its names may be lowercase too."""
+    first = next((char for char in text if char.isalpha()), "")
+    return first.islower()
 
 
 def _stated_name(parsed: list[_Message]) -> str | None:

@@ -35,7 +35,8 @@ _NAME_FILLERS = frozenset("actually really just simply now".split())
 # Lowercase particles inside a full name ("Maria del Carmen Ruiz", "Ludwig van Beethoven").
 NAME_PARTICLES = frozenset("de del della der den di da das dos du la le van von ter ten bin binti al el y e st".split())
 _LOWER_NAME = re.compile(r"^I(?:'m| am) (?P<value>[a-z][a-z'-]+(?: [a-z][a-z'-]+){1,4})$")
-_NOT_NAME_ENDINGS = ("ing", "ed", "ly", "ful", "less", "ous", "ive", "able", "ible")
+_NOT_NAME_ENDINGS = ("ing", "ed", "ly", "ful", "less", "ous", "ive", "able", "ible", "ant", "ent", "ic", "ary", "ory",
+                     "ish", "ist", "ism", "ness", "ment", "tion", "sion")
 _NAME_PART_CHANGE = re.compile(
     r"^my\s+(?:new\s+)?(?P<part>sur|last|family|first|given|maiden)\s*name\s+(?:is\s+now|has\s+(?:now\s+)?changed\s+to"
     r"|changed\s+to|is\s+going\s+to\s+be|will\s+be|is|'s)\s+(?P<value>.+)$"
@@ -131,7 +132,8 @@ def _plausible_lowercase_name(value: str) -> bool:
     named = [word for word in words if word not in NAME_PARTICLES]
     return (2 <= len(named) <= 4 and words[0] not in NAME_PARTICLES and words[-1] not in NAME_PARTICLES
             and not any(word in lexicon.NOT_NAMES or word in lexicon.NAME_BREAKS or word in lexicon.COMMON_WORDS
-                        or word.endswith(_NOT_NAME_ENDINGS) for word in named))
+                        or word in lexicon.JOB_HEADS or word in lexicon.LANGUAGES or word in lexicon.DIETS
+                        or word in lexicon.HEALTH_CONDITIONS or word.endswith(_NOT_NAME_ENDINGS) for word in named))
 
 
 def _plausible_name(value: str, *, strict: bool) -> bool:
