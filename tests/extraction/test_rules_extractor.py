@@ -456,3 +456,20 @@ def test_adversarial_input_finishes_quickly():
         started = time.perf_counter()
         extract(text, created_at=datetime(2025, 3, 3, tzinfo=UTC))
         assert time.perf_counter() - started < 2.0, text[:40]
+
+
+@pytest.mark.parametrize("text", [
+    "not a" + "-" * 3994 + ";",  # corrections: an overlapping separator run (147 s before the fix)
+    "sorry" + "-" * 2000 + " not" * 500 + ";",
+    "I mistyped" + " -" * 1000 + " not" * 500 + ";",
+    "Please forget my" + "\u2003" * 2000 + "x'",  # Unicode spaces: a list break tried at every one (74 s)
+    "a" + "\r" * 3998 + "b",  # clause breaks over carriage returns (4.5 s)
+    "my" + " old" * 1000 + "'",
+])
+def test_adversarial_sentences_are_read_in_linear_time(text):
+    # A safety net, not a benchmark: each of these took seconds to minutes when a pattern backtracked.
+    import time
+
+    started = time.perf_counter()
+    extract(text)
+    assert time.perf_counter() - started < 2.0

@@ -59,7 +59,7 @@ _HAS_VERB = re.compile(r"^(?:I|we|you)\b|\b(?:is|are|was|were|am|be|been|has|hav
 _QUALIFIERS = ("home|house|work|personal|private|mobile|cell|business|office|landline|shipping|delivery|billing|postal"
                "|expired|dead|closed|cancelled|canceled|former|ex"
                "|secondary|second|other|backup|alternate|alternative|old|current|previous|saved|new|last")
-_FORGET_SUBJECT = re.compile(rf"^(?:my|the|our|that|this)\s+(?:(?P<qualifier>{_QUALIFIERS})\s+)*(?P<noun>[\w -]+?)"
+_FORGET_SUBJECT = re.compile(rf"^(?:my|the|our|that|this)\s+(?:(?P<qualifier>{_QUALIFIERS})\s+)*(?P<noun>[\w -]{{1,60}}?)"
                              r"(?:\s+(?:you\s+have|on\s+file|I\s+(?:gave|mentioned|told\s+you)).*)?\s*$", re.I)
 _SELF_QUALIFIERS = frozenset("old current previous saved new last expired dead closed cancelled canceled former ex"
                              .split())
@@ -185,7 +185,8 @@ def _remember(body: str, ctx: RuleContext, clause_rules, confidence: float, *, a
     return found
 
 
-_LIST_BREAK = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+(?:and|&|as\s+well\s+as|plus)\s+)(?=(?:my|the|our|that)\b)", re.I)
+_LIST_BREAK = re.compile(r"(?<!\s)(?:\s*,\s*(?:and\s+)?|\s+(?:and|&|as\s+well\s+as|plus)\s+)(?=(?:my|the|our|that)\b)",
+                         re.I)  # (?<!\s): a match starts once per whitespace run, not at each of its characters
 
 
 def _forget(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:

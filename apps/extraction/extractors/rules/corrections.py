@@ -13,21 +13,24 @@ from apps.extraction.extractors.base import Candidate, ExistingMemory
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
 
+# Separators are possessive and values bounded: these run on whole sentences of any length, and an overlapping
+# "-" run or "not" run would otherwise backtrack cubically (a value longer than 80 characters is refused anyway).
 _SORRY = (r"(?:(?:sorry|oops|apologies|my\s+(?:bad|mistake)|correction|wait|no|nope|actually|hang\s+on|scratch\s+that"
-          r"|typo|I\s+mean)[\s,.:;!-]+)")
+          r"|typo|I\s+mean)[\s,.:;!-]++)")
+_VALUE = r"[^,;]{1,80}?"
 _CORRECTION = re.compile(
     rf"^{_SORRY}*(?:I\s+meant(?:\s+to\s+(?:say|write|type))?|that\s+should\s+(?:be|have\s+been|say|read)"
     r"|it\s+should\s+(?:be|say|read|have\s+been)|make\s+(?:that|it)|I\s+mis(?:typed|spoke|wrote)[\s,;:-]+(?:it's|it\s+is)?"
-    r"|the\s+correct\s+\w+\s+is|correction\s*:)\s+(?P<new>[^,;]+?)(?:,?\s+not\s+(?P<old>[^,;]+?))?(?:,.*)?$",
+    rf"|the\s+correct\s+\w+\s+is|correction\s*:)\s+(?P<new>{_VALUE})(?:,?\s+not\s+(?P<old>{_VALUE}))?(?:,.*)?$",
     re.I,
 )
 # "actually it's 3 seats, not 5" / "sorry, Thursday not Tuesday": a leading apology makes "X, not Y" a correction.
 _NOT_BUT = re.compile(
     rf"^{_SORRY}+(?:it's|it\s+is|that's|that\s+is|there\s+are|there're|we\s+have|we're|we\s+are|I\s+have|I'm|I\s+am"
-    r"|(?:the|my|our)\s+[\w' -]{1,30}?\s+(?:is|are))?\s*(?P<new>[^,;]+?),?\s+not\s+(?P<old>[^,;]+?)$",
+    rf"|(?:the|my|our)\s+[\w' -]{{1,30}}?\s+(?:is|are))?\s*(?P<new>{_VALUE}),?\s+not\s+(?P<old>{_VALUE})$",
     re.I,
 )
-_NOT_THEN = re.compile(rf"^{_SORRY}*not\s+(?P<old>[^,;]+?)\s*[,;:-]+\s*(?:it's\s+|it\s+is\s+)?(?P<new>[^,;]+?)$", re.I)
+_NOT_THEN = re.compile(rf"^{_SORRY}*not\s+(?P<old>{_VALUE})\s*+[,;:-]++\s*+(?:it's\s+|it\s+is\s+)?(?P<new>{_VALUE})$", re.I)
 # "No, sorry, the 30th, the 29th is only when the van comes": a bare value of a known shape after an apology.
 _BARE_VALUE = re.compile(rf"^{_SORRY}+(?:the\s+|on\s+the\s+|on\s+|at\s+)?(?P<new>\d{{1,2}}(?:st|nd|rd|th)|(?:next\s+)?"
                          r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|\d{1,2}(?::\d{2})?\s*(?:am|pm))"

@@ -83,7 +83,7 @@ class RulesExtractor:
         for message in messages:
             if not (message.role == "user" or message.role in AGENT_ROLES) or not (message.text or "").strip():
                 continue
-            answers = slot_statements(message.text, asked) if message.role == "user" else []
+            answers = slot_statements(normalise_text(message.text), asked) if message.role == "user" else []
             parsed.append(_parse(message, answers))
             asked = requested_slots(message.text) if message.role == "assistant" else []
         person = Person(known=(user_name or "").strip() or _stated_name(parsed))

@@ -18,7 +18,9 @@ _SHORTHAND = {
 }
 _SHORTHAND_WORD = re.compile(r"(?<![\w'@.])(?:i|im|Im|ive|dont|doesnt|didnt|cant|isnt|wasnt|havent|hasnt|arent"
                              r"|i'm|i've|i'll|i'd)(?![\w'@])")
-_SPACES = re.compile(r"[ \t\f\v]+")
+# Every horizontal space, Unicode ones included, becomes one plain space: runs of unusual spaces would otherwise
+# make the rules' \s*/\s+ pairs backtrack.
+_SPACES = re.compile(r"[^\S\n]+")
 
 
 def normalise_text(text: str) -> str:
