@@ -13,6 +13,7 @@ import pytest
 from apps.extraction.extractors import get_extractor
 from apps.extraction.extractors.base import Candidate, ConversationMessage, ExistingMemory
 from apps.extraction.extractors.rules import RulesExtractor
+from apps.extraction.extractors.rules.person import Person, rewrite_first_person
 
 CORPUS = json.loads((Path(__file__).parent / "fixtures" / "rules_corpus.json").read_text(encoding="utf-8"))
 DEFAULT_CREATED_AT = datetime.fromisoformat(CORPUS["default_created_at"])
@@ -235,6 +236,44 @@ def test_pronouns_and_verbs_are_rewritten():
     assert contents(candidates) == ["The user needs their passport renewed before they travel"]
 
 
+@pytest.mark.parametrize(("text", "rewritten"), [
+    ("we were on the Team plan", "The user was on the Team plan"),
+    ("We weren't told about the fee", "The user wasn't told about the fee"),
+    ("We were told, and then we were charged", "The user was told, and then they were charged"),
+])
+def test_we_were_reads_as_the_user_was(text, rewritten):
+    assert rewrite_first_person(text, Person()) == rewritten
+
+
+def test_a_surname_that_will_change_is_read_by_the_name_rules():
+    [candidate] = extract("My surname will be Okafor")
+
+    assert (candidate.subject, candidate.content) == ("name:surname", "The user's surname is Okafor")
+
+
+def test_a_lowercase_typists_organisation_is_stored_capitalised():
+    [candidate] = extract("our company is acme widgets")
+
+    assert (candidate.subject, candidate.content) == ("employer", "The user's company is Acme Widgets")
+    assert candidate.metadata["value"] == "Acme Widgets"
+
+
+@pytest.mark.parametrize("text", [
+    "I'm manager at home", "I'm manager at present", "I'm director at large", "I'm founder of two startups",
+    "I'm at school as a teacher",
+])
+def test_a_lowercase_word_after_at_or_of_is_no_employer(text):
+    assert "employer" not in [candidate.subject for candidate in extract(text)]
+
+
+@pytest.mark.parametrize(("text", "employer"), [
+    ("I'm manager at Tesco", "Tesco"), ("I'm founder of Brightwater", "Brightwater"),
+    ("I'm at Yorkshire Water now as a data analyst", "Yorkshire Water"),
+])
+def test_a_capitalised_organisation_after_a_role_is_the_employer(text, employer):
+    assert by_subject(extract(text), "employer").metadata["value"] == employer
+
+
 # --- source_seqs -----------------------------------------------------------------------------------------
 
 def test_source_seqs_point_at_the_message_each_fact_came_from():
@@ -323,6 +362,23 @@ def test_forget_my_phone_number_is_a_subject_wide_delete():
     [candidate] = extract("Please forget my phone number")
 
     assert (candidate.action, candidate.subject, candidate.target_memory_id) == ("delete", "phone", None)
+
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("forget my delivery address", "address:shipping"),
+    ("Please delete my billing address", "address:billing"),
+    ("forget my postal address", "address:home"),
+    ("forget my landline number", "phone:home"),
+    ("Please remove my work number from your records", "phone:work"),
+    ("forget my fax number", "phone:fax"),
+    ("delete my office email", "email:work"),
+    ("forget my mobile number", "phone"),  # the mobile is the unqualified phone subject
+    ("forget my old email", "email"),  # "old" says which value, not which kind
+])
+def test_forgetting_a_qualified_contact_detail_retracts_that_kind_only(text, subject):
+    [candidate] = extract(text)
+
+    assert (candidate.action, candidate.subject) == ("delete", subject)
 
 
 @pytest.mark.parametrize(("text", "subject", "value"), [

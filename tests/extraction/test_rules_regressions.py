@@ -62,6 +62,22 @@ def test_forgetting_in_the_same_message_stores_nothing_of_it(tenant_a):
     assert not active("01603 711 402")
 
 
+def test_the_same_number_said_without_a_forget_request_is_stored(tenant_a):
+    Conversation(tenant_a.client("write")).say("My home number is 01603 711 402.")
+
+    assert active("01603 711 402")
+
+
+def test_forgetting_one_kind_of_address_keeps_the_others(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My home address is 4 Harbour Road, Cork.", "My delivery address is 12 Quay Street, Galway.")
+    assert active("Harbour Road") and active("Quay Street")
+
+    chat.say("Please forget my delivery address.", session="chat-2")
+
+    assert active("Harbour Road") and not active("Quay Street")
+
+
 def test_an_explicit_request_to_remember_keeps_the_statement_whatever_its_verb(tenant_a):
     Conversation(tenant_a.client("write")).say("Remember that invoices must go to the finance team.")
 

@@ -7,7 +7,7 @@ diet, age, birthday, languages, family), contact details (marked PII), order/tic
 refunds issued, replacements sent, "Issue: / Resolution:" lines) and identifiers. A first-person statement no
 rule recognises ("our choir rehearses every Tuesday") is kept when the salience classifier (apps.extraction.salience)
 finds it durable (statements.py; EXTRACTION_SALIENCE). Small talk, questions and hypotheticals produce nothing.
-Facts are written in the third person with the user's name when known.
+Facts are written in the third person about "the user", never by name (person.Person says why).
 
 Modules: text (splitting, fillers), person (third-person rewriting), dates, lexicon (word lists), facts (user
 statements), commands (remember/forget/retractions), support (outcomes, and the user-clause hook for: identifiers

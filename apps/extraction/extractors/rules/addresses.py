@@ -65,6 +65,13 @@ _QUALIFIER_KINDS = {
     "delivery": "shipping", "office": "office", "work": "office", "business": "office", "company": "office",
     "registered": "office",
 }
+
+
+def address_kind(word: str) -> str | None:
+    """The kind of address a qualifier names ("delivery" -> "shipping", "postal" -> "home"), or None."""
+    return _QUALIFIER_KINDS.get(word.lower())
+
+
 _PURPOSE_KINDS = {"deliveries": "shipping", "delivery": "shipping", "shipping": "shipping", "billing": "billing",
                   "invoices": "billing", "post": "home", "correspondence": "home"}
 _POSTAL_OBJECTS = re.compile(r"\b(?:correspondence|post|mail|letters?)\b", re.I)

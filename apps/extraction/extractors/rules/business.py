@@ -14,7 +14,7 @@ from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.facts import org_value
 from apps.extraction.extractors.rules.person import rewrite_first_person
-from apps.extraction.extractors.rules.text import cut_value, normalise_key
+from apps.extraction.extractors.rules.text import cut_value, normalise_key, proper_name
 
 _WE = r"(?:I|we)"
 _BE = r"(?:'m|'re|\s+am|\s+are)"
@@ -37,6 +37,8 @@ def _organisation(ctx: RuleContext, text: str) -> list[Candidate]:
     match = _OUR_ORG.match(text) or _RUN_ORG.match(text) or _ON_BEHALF.match(text)
     if not match or not (org := org_value(match.group("org"))) or not org[:1].isupper() and not ctx.lowercase:
         return []
+    if ctx.lowercase:
+        org = proper_name(org)  # "our company is acme widgets": the user types everything in lowercase
     kind = " ".join((match.groupdict().get("kind") or match.groupdict().get("what") or "company").lower().split())
     if kind in ("company name", "business name", "employer"):
         kind = "company"
@@ -103,7 +105,7 @@ def _plan(ctx: RuleContext, text: str) -> list[Candidate]:
     if not product and first in PRODUCTS and len(value.split()) == 1:
         product = first  # "we're on the broadband package": the product, with no plan name
     subject = f"plan:{product}" if product in PRODUCTS else "plan"
-    return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.85, rule="business.plan",
+    return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.85, rule="business.plan",
                           subject=subject, tags=("account", "plan"), metadata={"value": value})]
 
 
@@ -130,17 +132,6 @@ _STOPPED = re.compile(rf"^{_WE}\s+(?:don't|do\s+not|no\s+longer|don't\s+really)\
                       rf"|^{_WE}(?:'ve|\s+have)?\s+(?:stopped\s+using|dropped|ditched|got\s+rid\s+of|moved\s+away\s+from"
                       rf"|cancell?ed|given\s+up(?:\s+on)?)\s+(?P<old2>.+?){_ANYMORE}$"
                       rf"|^{_WE}{_BE}\s+(?:no\s+longer|not)\s+(?:on|using|with)\s+(?P<old3>.+?){_ANYMORE}$", re.I)
-
-
-_WE_FORMS = {"we": "I", "we're": "I'm", "we've": "I've", "we'll": "I'll", "we'd": "I'd", "we are": "I am",
-             "we were": "I was", "we have": "I have"}
-_LEADING_WE = re.compile(r"^(?:we\s+are|we\s+were|we\s+have|we're|we've|we'll|we'd|we)\b", re.I)
-
-
-def rewrite_for_user(text: str, ctx: RuleContext) -> str:
-    """The clause in the third person, a leading "we" (the customer's household or company) read as the customer."""
-    text = _LEADING_WE.sub(lambda match: _WE_FORMS[" ".join(match.group(0).lower().split())], text, count=1)
-    return rewrite_first_person(text, ctx.person)
 
 
 def _name_of(raw: str, max_words: int = 4) -> str | None:
@@ -183,17 +174,17 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
     if (match := _HAVE_DEVICE.match(text) or _MY_DEVICE.match(text)) and (kind := _device_kind(
             f"{match.groupdict().get('kind') or ''} {match.group('device')}")):
         device = cut_value(match.group("device"), _TOOL_STOPS, max_words=6)
-        return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.8, rule="business.device",
+        return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.8, rule="business.device",
                               subject=f"device:{kind}", tags=("device",), metadata={"value": device})]
     if (match := _ON_DEVICE.search(text)) and (kind := _device_kind(match.group("device"))) and re.search(
             r"\d|[A-Z]", match.group("device")):  # "I use your app on iPhone 12"
-        return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.75, rule="business.device",
+        return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.75, rule="business.device",
                               subject=f"device:{kind}", tags=("device",), metadata={"value": match.group("device")})]
     if match := _ON_PLATFORM.match(text):
         kind = _device_kind(match.group("tool"))
         if not kind:
             return []
-        return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.75, rule="business.device",
+        return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.75, rule="business.device",
                               subject=f"device:{kind}", tags=("device",), metadata={"value": match.group("tool")})]
     match = _USE.match(text)
     if not match or not (tool := _name_of(match.group("tool"))):
@@ -206,7 +197,7 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
     else:
         purpose_key = normalise_key(cut_value(purpose, _TOOL_STOPS - {"for", "to"}, max_words=4)) if purpose else ""
         subject = f"tool:{purpose_key or normalise_key(tool)}"
-    return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.8, rule="business.tool", subject=subject,
+    return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.8, rule="business.tool", subject=subject,
                           tags=("tool",), metadata={"value": tool})]
 
 
@@ -228,7 +219,7 @@ def _quantity(ctx: RuleContext, text: str) -> list[Candidate]:
     if not match:
         return []
     unit = match.group("unit").lower().replace("licences", "licenses").replace("travellers", "travelers")
-    return [ctx.candidate(rewrite_for_user(text, ctx), confidence=0.8, rule="business.quantity",
+    return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.8, rule="business.quantity",
                           subject=f"quantity:{unit}", tags=("account",), metadata={"value": match.group("count")})]
 
 
@@ -254,7 +245,7 @@ def _payment(ctx: RuleContext, text: str) -> list[Candidate]:
                        _TOOL_STOPS - {"with"}, max_words=6)
     if not method or method.split()[0].lower() in lexicon.DEICTIC_OBJECTS:
         return []
-    content = rewrite_for_user(text, ctx) if match.group("method") or match.group("method3") else \
+    content = rewrite_first_person(text, ctx.person) if match.group("method") or match.group("method3") else \
         ctx.person.sentence(f"wants {rewrite_first_person(method, ctx.person, named=True)} used as the default "
                             f"payment method")
     return [ctx.candidate(content, memory_type="preference", confidence=0.8,

@@ -10,14 +10,16 @@ import re
 from collections.abc import Callable
 
 from apps.extraction.extractors.base import Candidate
-from apps.extraction.extractors.rules import lexicon
+from apps.extraction.extractors.rules import lexicon, subjects
+from apps.extraction.extractors.rules.addresses import address_kind
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, email_kind, phone_kind
 from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.facts import org_value, place_value
+from apps.extraction.extractors.rules.identifiers import identifier_kind, identifiers
 from apps.extraction.extractors.rules.person import rewrite_first_person
 from apps.extraction.extractors.rules.preferences import object_key
-from apps.extraction.extractors.rules.support import EMAIL, PHONE, identifier_kind, identifiers
 from apps.extraction.extractors.rules.text import MAX_CLAUSE_CHARS, Clause, split_clauses, strip_filler
 
 _POLITE = r"^(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?(?:also\s+)?(?:please\s+)?"
@@ -56,10 +58,11 @@ _HAS_VERB = re.compile(r"^(?:I|we|you)\b|\b(?:is|are|was|were|am|be|been|has|hav
                        r"|shall|may|might|ought|cannot|can't|won't|don't|doesn't|isn't|aren't|mustn't|shouldn't|prefers?"
                        r"|uses?|gets?|takes?|keeps?|pays?|owns?|runs?|handles?|manages?|belongs?|comes?|stays?)\b"
                        r"|'s\s+(?!name\b)\w|'re\b|'m\b|'ll\b|'ve\b", re.I)
-_QUALIFIERS = ("home|house|work|personal|private|mobile|cell|business|office|landline|shipping|delivery|billing|postal"
+_QUALIFIERS = ("home|house|work|personal|private|mobile|cell|business|office|landline|whatsapp|fax|shipping|delivery"
+               "|billing|postal"
                "|expired|dead|closed|cancelled|canceled|former|ex"
                "|secondary|second|other|backup|alternate|alternative|old|current|previous|saved|new|last")
-_FORGET_SUBJECT = re.compile(rf"^(?:my|the|our|that|this)\s+(?:(?P<qualifier>{_QUALIFIERS})\s+)*(?P<noun>[\w -]{{1,60}}?)"
+_FORGET_SUBJECT = re.compile(rf"^(?:my|the|our|that|this)\s+(?:(?:{_QUALIFIERS})\s+)*(?P<noun>[\w -]{{1,60}}?)"
                              r"(?:\s+(?:you\s+have|on\s+file|I\s+(?:gave|mentioned|told\s+you)).*)?\s*$", re.I)
 _SELF_QUALIFIERS = frozenset("old current previous saved new last expired dead closed cancelled canceled former ex"
                              .split())
@@ -67,9 +70,9 @@ _FORGET_WHERE = re.compile(r"^where\s+I\s+(?P<verb>live|'m\s+from|am\s+from|work
 _FORGET_PREFERENCE = re.compile(r"^(?:my|the)\s+preference\s+(?:for|about|on)\s+(?P<obj2>.+)$", re.I)
 
 
-def sentence_command(sentence: str, ctx: RuleContext,
+def sentence_command(sentence: str, clauses: list[Clause], ctx: RuleContext,
                      clause_rules: Callable[[Clause, RuleContext], list[Candidate]]) -> list[Candidate] | None:
-    """Candidates for a sentence holding a remember/forget command, or None when it holds none.
+    """Candidates for a sentence (split into `clauses`) holding a remember/forget command, or None when it holds none.
 
     A forget request may share its sentence with other clauses ("Please delete my email address, I don't want
     you keeping it", "remove my old number, my new one is ..."): the request is read from its own clause and the
@@ -83,7 +86,6 @@ def sentence_command(sentence: str, ctx: RuleContext,
     found = _forget(whole, ctx, clause_rules) if whole else []
     if found:  # "delete my home address and my email"
         return found
-    clauses = split_clauses(sentence)
     for index, clause in enumerate(clauses):
         what = forget_request(clause.text)
         if what is None:
@@ -206,8 +208,7 @@ def _forget(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
 
 
 # What identifies a thing to forget by its value: an email, a number, or someone's name ("Gareth Pryce's details").
-_VALUE_TOKENS = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
-                           r"|\+?\d[\d\s().-]{2,18}\d|\b[A-Z]{1,5}-?\d[\w-]{2,}")
+_VALUE_TOKENS = re.compile(rf"{EMAIL.pattern}|\+?\d[\d\s().-]{{2,18}}\d|\b[A-Z]{{1,5}}-?\d[\w-]{{2,}}")
 _SOMEONES_DETAILS = re.compile(r"^(?:all\s+(?:of\s+)?)?(?:the\s+)?(?P<who>[^\W\d_][\w'-]+(?:\s+[^\W\d_][\w'-]+){0,3})'s?"
                                r"\s+(?:details|info|information|data|contact\s+details|number|email|phone\s+number"
                                r"|email\s+address)\b.*$")
@@ -257,6 +258,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         if subject:
             label = lexicon.SUBJECT_LABELS.get(subject, noun)
             label = f"{qualifier} {label}" if qualifier and not label.startswith(qualifier) else label
+            if subject in _DETAIL_KINDS and qualifier and (kind := _DETAIL_KINDS[subject][0](qualifier)):
+                subject = _DETAIL_KINDS[subject][1](kind)  # "my delivery address": the shipping address, no other
             candidate = _delete(ctx, subject, f"asked to forget their {label}", "retract.forget")
             if qualifier:
                 candidate.metadata["qualifier"] = qualifier
@@ -265,6 +268,12 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
 
 
 _QUALIFIER_WORDS = frozenset(_QUALIFIERS.split("|"))
+# The user's contact details that come in kinds: how a qualifier names the kind, and the kind's subject.
+_DETAIL_KINDS = {
+    subjects.PHONE: (phone_kind, subjects.phone_subject),
+    subjects.EMAIL: (email_kind, subjects.email_subject),
+    subjects.ADDRESS: (address_kind, subjects.address_subject),
+}
 _IDENTIFIER_NOUN = re.compile(r"^(?P<kind>[\w-]+(?:\s+[\w-]+)?)\s+(?:number|no|id|code|reference|details|card)s?$")
 
 
@@ -272,7 +281,7 @@ def _identifier_subject(noun: str) -> str | None:
     """"loyalty number" -> "identifier:loyalty": a forget of every identifier of that kind."""
     match = _IDENTIFIER_NOUN.match(noun)
     kind = identifier_kind(match.group("kind")) if match else None  # "delete my account" closes it: not ours
-    return f"identifier:{kind}" if kind else None
+    return subjects.identifier_subject(kind) if kind else None
 
 
 def _delete(ctx: RuleContext, subject: str | None, rest: str, rule: str, value: str | None = None,

@@ -69,6 +69,17 @@ _PHONE_LABELS = {None: "phone number", "mobile": "mobile number", "work": "work 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def phone_kind(word: str) -> str | None:
+    """The kind of phone number a qualifier names ("landline" -> "home", "office" -> "work"); None for the mobile
+    and for a word that names no kind."""
+    return _PHONE_KINDS.get(word.lower())
+
+
+def email_kind(word: str) -> str | None:
+    """The kind of email address a qualifier names ("office" -> "work", "uni" -> "school"), or None."""
+    return _EMAIL_KINDS.get(word.lower())
+
+
 def contacts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     """The user's own email addresses and phone numbers stated in `clause`."""
     text = clause.text

@@ -1,4 +1,4 @@
-"""What every rule receives (the clause's message, the user's name) and how it builds a candidate."""
+"""What every rule receives (the clause's message, how to name the user) and how it builds a candidate."""
 
 import re
 from dataclasses import dataclass
@@ -36,7 +36,7 @@ class RuleContext:
     ) -> Candidate:
         if self.hedged:
             confidence *= HEDGED_FACTOR
-        content = clean_content(content, keep_start=self.person.name)
+        content = clean_content(content)
         if len(content) > MAX_CONTENT_CHARS:
             content = content[:MAX_CONTENT_CHARS].rsplit(" ", 1)[0].rstrip(" ,;:") + "\u2026"
         return Candidate(

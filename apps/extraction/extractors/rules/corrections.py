@@ -10,8 +10,15 @@ from dataclasses import replace
 from datetime import date
 
 from apps.extraction.extractors.base import Candidate, ExistingMemory
+from apps.extraction.extractors.rules.contacts import EMAIL
 from apps.extraction.extractors.rules.context import RuleContext
-from apps.extraction.extractors.rules.dates import find_dates
+from apps.extraction.extractors.rules.dates import (
+    MONTH_PATTERN,
+    RESOLVED_DATE_NOTE,
+    WEEKDAY_PATTERN,
+    find_dates,
+    with_resolved_date,
+)
 
 # Separators are possessive and values bounded: these run on whole sentences of any length, and an overlapping
 # "-" run or "not" run would otherwise backtrack cubically (a value longer than 80 characters is refused anyway).
@@ -36,25 +43,21 @@ _BARE_VALUE = re.compile(rf"^{_SORRY}+(?:the\s+|on\s+the\s+|on\s+|at\s+)?(?P<new
                          r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|\d{1,2}(?::\d{2})?\s*(?:am|pm))"
                          r"(?P<old>)(?:[,;].*)?$", re.I)
 _ARTICLE = re.compile(r"^(?:the|a|an|on|at|for|in)\s+", re.I)
-_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?"
-_MONTH += r"|nov(?:ember)?|dec(?:ember)?)"
 _SHAPES = (
-    re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\b|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b", re.I),
+    re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH_PATTERN}\b|\b{MONTH_PATTERN}\s+\d{{1,2}}(?:st|nd|rd|th)?\b",
+               re.I),
     re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.I),
-    re.compile(rf"\b(?:next\s+|this\s+)?{_WEEKDAY}\b", re.I),
+    re.compile(rf"\b(?:next\s+|this\s+)?{WEEKDAY_PATTERN}\b", re.I),
     re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b", re.I),
     re.compile(r"(?<![\w-])\d+(?:[.,]\d+)?(?![\w-])"),
 )
-_ISO_NOTE = re.compile(r"\s*\(\d{4}-\d{2}-\d{2}(?:\s+to\s+\d{4}-\d{2}-\d{2})?\)")
 
 
 _MID_CORRECTION = re.compile(
     r"^(?P<before>.+?)[,;:]?\s+(?:sorry,?\s+I\s+mean|no\s+sorry|no\s+wait|oops|sorry|wait|I\s+mean|correction|no)[,!:]?\s+"
-    r"(?:(?:I\s+meant|it's|it\s+is|make\s+(?:that|it)|should\s+be|that\s+should\s+be)\s+)?(?P<new>[^,;]+?)(?P<after>[,;].*)?$",
+    r"(?:(?:I\s+meant|it's|it\s+is|make\s+(?:that|it)|should\s+be|that\s+should\s+be)\s+)?(?P<new>[^,;]+?)(?:[,;].*)?$",
     re.I,
 )
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _NUMBER = re.compile(r"\+?\d[\d\s().-]*\d|\d")
 
 
@@ -64,7 +67,7 @@ def split_mid_correction(text: str) -> tuple[str, str, str] | None:
     if not match:
         return None
     before, new = match.group("before"), match.group("new").strip()
-    for shape in (_EMAIL, _NUMBER):
+    for shape in (EMAIL, _NUMBER):
         if shape.fullmatch(new) and (olds := shape.findall(before)):
             return before, olds[-1].strip(), new
     return None
@@ -100,11 +103,11 @@ def apply_corrections(candidates: list[Candidate], existing: list[ExistingMemory
         if fix["old"]:
             memory = next((memory for memory in existing if _holds(memory.content, fix["old"])), None)
             if memory is not None:
-                content = _replace(memory.content, fix["old"], fix["new"])
-                result.append(replace(candidate, content=_redate(content, fix), memory_type=memory.memory_type,
+                metadata = {"rule": "correction", "corrected": fix["old"]}
+                content = _redate(_replace(memory.content, fix["old"], fix["new"]), fix, metadata)
+                result.append(replace(candidate, content=content, memory_type=memory.memory_type,
                                       confidence=0.85, action="update", target_memory_id=memory.id,
-                                      subject=memory.subject, tags=["correction"],
-                                      metadata={"rule": "correction", "corrected": fix["old"]}))
+                                      subject=memory.subject, tags=["correction"], metadata=metadata))
     return result
 
 
@@ -133,13 +136,13 @@ def _latest_holding(candidates: list[Candidate], fix: dict) -> int | None:
             continue
         if fix["old"] and _holds(candidate.content, fix["old"]):
             return index
-        if shape is not None and shape.search(_ISO_NOTE.sub("", candidate.content)):
+        if shape is not None and shape.search(RESOLVED_DATE_NOTE.sub("", candidate.content)):
             return index
     return None
 
 
 def _corrected(candidate: Candidate, fix: dict) -> Candidate:
-    content = _ISO_NOTE.sub("", candidate.content)
+    content = RESOLVED_DATE_NOTE.sub("", candidate.content)
     if fix["old"]:
         content = _replace(content, fix["old"], fix["new"])
     else:
@@ -154,16 +157,16 @@ def _corrected(candidate: Candidate, fix: dict) -> Candidate:
                    tags=sorted({*candidate.tags, "correction"}))
 
 
-def _redate(content: str, fix: dict, metadata: dict | None = None) -> str:
-    """The content with its date note recomputed for the corrected phrase."""
-    content = _ISO_NOTE.sub("", content)
+def _redate(content: str, fix: dict, metadata: dict) -> str:
+    """The corrected content with the date note of its date phrase; `metadata` (updated in place) holds that date
+    alone: the old one's keys are dropped first, so a range corrected to a day keeps no end."""
+    content = RESOLVED_DATE_NOTE.sub("", content)
+    for key in [key for key in metadata if key.startswith("date")]:
+        del metadata[key]
     reference = date.fromisoformat(fix["reference"]) if fix.get("reference") else None
-    mentions = [mention for mention in find_dates(content, reference) if mention.day]
-    if not mentions:
+    mentions = find_dates(content, reference)
+    mention = next((mention for mention in mentions if mention.day), mentions[0] if mentions else None)
+    if mention is None:
         return content
-    mention = mentions[0]
-    if metadata is not None:
-        metadata |= mention.metadata()
-    if re.search(r"\b\d{4}\b", mention.text):
-        return content
-    return f"{content[:mention.end]} ({mention.day.isoformat()}){content[mention.end:]}"
+    metadata |= mention.metadata()
+    return with_resolved_date(content, metadata)

@@ -24,10 +24,10 @@ NUMBER_WORDS = {
 
 _ORD = r"(?:st|nd|rd|th)?"
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])"
-_MONTH = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
+MONTH_PATTERN = (r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
           r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?")
 _YEAR = r"(?:19|20)\d{2}"
-_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+WEEKDAY_PATTERN = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _NUMBER = r"(?:\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _UNIT = r"(?:days?|weeks?|months?|years?)"
 _TO = r"\s*(?:-|to|until|till|through|thru|and)\s*"
@@ -35,20 +35,21 @@ _TO = r"\s*(?:-|to|until|till|through|thru|and)\s*"
 _DATE = re.compile(
     rf"\b(?:"
     rf"(?:from\s+|between\s+)?(?:the\s+)?(?P<r1_d1>{_DAY}){_ORD}{_TO}(?:the\s+)?(?P<r1_d2>{_DAY}){_ORD}(?:\s+of)?"
-    rf"\s+(?P<r1_m>{_MONTH})(?:,?\s+(?P<r1_y>{_YEAR}))?"
-    rf"|(?:from\s+|between\s+)?(?P<r2_m>{_MONTH})\s+(?P<r2_d1>{_DAY}){_ORD}{_TO}(?P<r2_d2>{_DAY}){_ORD}\b"
+    rf"\s+(?P<r1_m>{MONTH_PATTERN})(?:,?\s+(?P<r1_y>{_YEAR}))?"
+    rf"|(?:from\s+|between\s+)?(?P<r2_m>{MONTH_PATTERN})\s+(?P<r2_d1>{_DAY}){_ORD}{_TO}(?P<r2_d2>{_DAY}){_ORD}\b"
     rf"(?:,?\s+(?P<r2_y>{_YEAR}))?"
-    rf"|(?:the\s+)?(?P<dm_d>{_DAY}){_ORD}(?:\s+of)?\s+(?P<dm_m>{_MONTH})(?:,?\s+(?P<dm_y>{_YEAR}))?"
-    rf"|(?P<md_m>{_MONTH})\s+(?:the\s+)?(?P<md_d>{_DAY}){_ORD}\b(?:,?\s+(?P<md_y>{_YEAR}))?"
+    rf"|(?:the\s+)?(?P<dm_d>{_DAY}){_ORD}(?:\s+of)?\s+(?P<dm_m>{MONTH_PATTERN})(?:,?\s+(?P<dm_y>{_YEAR}))?"
+    rf"|(?P<md_m>{MONTH_PATTERN})\s+(?:the\s+)?(?P<md_d>{_DAY}){_ORD}\b(?:,?\s+(?P<md_y>{_YEAR}))?"
     rf"|(?P<iso_y>{_YEAR})-(?P<iso_m>[01]\d)-(?P<iso_d>[0-3]\d)"
     rf"|(?P<numeric>\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?)"
     rf"|(?P<rel>the day after tomorrow|day after tomorrow|tomorrow|tonight|today|yesterday"
     rf"|this (?:morning|afternoon|evening))"
-    rf"|(?P<nx_w>next|this|coming|last)\s+(?P<nx_u>{_WEEKDAY}|week|weekend|month|year)"
+    rf"|(?P<nx_w>next|this|coming|last)\s+(?P<nx_u>{WEEKDAY_PATTERN}|week|weekend|month|year)"
     rf"|in\s+(?P<in_n>{_NUMBER})\s+(?P<in_u>{_UNIT})"
     rf"|(?P<ago_n>{_NUMBER})\s+(?P<ago_u>{_UNIT})\s+ago"
-    rf"|(?P<wd>{_WEEKDAY})(?!s)"
-    rf"|(?P<mo_p>in|this|next|last|during|early|late|mid|end of)\s*-?\s*(?P<mo>{_MONTH})(?:\s+(?P<mo_y>{_YEAR}))?"
+    rf"|(?P<wd>{WEEKDAY_PATTERN})(?!s)"
+    rf"|(?P<mo_p>in|this|next|last|during|early|late|mid|end of)\s*-?\s*(?P<mo>{MONTH_PATTERN})"
+    rf"(?:\s+(?P<mo_y>{_YEAR}))?"
     rf"|in\s+(?P<yr>{_YEAR})"
     rf"|(?P<holiday>christmas(?:\s+eve|\s+day)?|easter|thanksgiving|new\s+year's(?:\s+eve|\s+day)?|halloween"
     rf"|the\s+holidays)"
@@ -90,17 +91,41 @@ class DateMention:
 def find_dates(text: str, reference: date | None) -> list[DateMention]:
     """Date expressions in `text`, resolved against `reference` when given; "from X to Y" becomes one range."""
     past_tense = bool(_PAST_TENSE.search(text))
-    mentions = []
-    for match in _DATE.finditer(text):
-        if _ambiguous_may(match):
-            continue
-        day, end_day, precision = _resolve(match, reference, past_tense) if reference else (None, None, "day")
-        groups = match.groupdict()
-        past = bool(groups["nx_w"] and groups["nx_w"].lower() == "last") or bool(groups["ago_n"]) or (
-            (groups["rel"] or "").lower() == "yesterday")
-        mentions.append(DateMention(text=match.group(0), start=match.start(), end=match.end(), past=past, day=day,
-                                    end_day=end_day, precision=precision))
+    mentions = [_mention(match, reference, past_tense) for match in _DATE.finditer(text) if not _ambiguous_may(match)]
     return _join_ranges(text, mentions)
+
+
+_LEADING_OPENER = re.compile(r"(?:from|between)\s+", re.I)
+_BETWEEN_DATES = re.compile(rf"{_TO}|,?\s*(?:the\s+)?", re.I)
+
+
+def leading_date(text: str) -> DateMention | None:
+    """The date expression `text` opens with ("Next Friday I'm flying ...", "Thursday, March 6 ..."), unresolved;
+    None when it opens with none. The same as find_dates' first mention when that starts the text, but only the
+    start is read, so a clause without a leading date costs one failed match."""
+    first = _DATE.match(text)  # "from 1 to 15 August" is one match; "from Monday to Friday" two, joined below
+    if first is None and (opener := _LEADING_OPENER.match(text)):
+        first = _DATE.match(text, opener.end())
+    if first is None or _ambiguous_may(first):
+        return None
+    mentions = [_mention(first, None, False)]
+    while len(mentions) < 4:  # the dates right after it may join it: "from Monday to Friday", "Thursday, March 6"
+        between = _BETWEEN_DATES.match(text, mentions[-1].end)
+        following = _DATE.match(text, between.end())
+        if following is None or _ambiguous_may(following):
+            break
+        mentions.append(_mention(following, None, False))
+    mention = _join_ranges(text, mentions)[0]
+    return mention if mention.start == 0 else None
+
+
+def _mention(match: re.Match, reference: date | None, past_tense: bool) -> DateMention:
+    day, end_day, precision = _resolve(match, reference, past_tense) if reference else (None, None, "day")
+    groups = match.groupdict()
+    past = bool(groups["nx_w"] and groups["nx_w"].lower() == "last") or bool(groups["ago_n"]) or (
+        (groups["rel"] or "").lower() == "yesterday")
+    return DateMention(text=match.group(0), start=match.start(), end=match.end(), past=past, day=day,
+                       end_day=end_day, precision=precision)
 
 
 def _ambiguous_may(match: re.Match) -> bool:

@@ -8,7 +8,8 @@ as the customer's own "My address is now ...", with less confidence, by the same
 
 import re
 
-from apps.extraction.extractors.rules.text import split_clauses
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
+from apps.extraction.extractors.rules.text import Clause
 
 # What an agent's question asks for, in the order the slots are tried on the answer.
 _SLOT_QUESTIONS = (
@@ -29,6 +30,9 @@ _NAME_ANSWER = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|of\s+course|certainly|h
 _ADDRESS_ANSWER = re.compile(r"^(?:(?:sure|yes|ok|okay|it's|it\s+is|the\s+new\s+one\s+is|new\s+address\s+is)[\s,:.!-]+)*"
                              r"(?P<address>(?:(?:flat|apt|apartment|unit|suite|house|level)\s+\w+,?\s+)?\d+[a-z]?,?\s+[^\W\d_]"
                              r"[^,;]*?(?:,\s*[^,;]+?){0,3})$", re.I)
+# "Sure, it's 07700 900123": what may stand before a bare phone number or email address.
+_VALUE_LEAD = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|of\s+course|certainly|it's|it\s+is|that's|that\s+is)"
+                         r"[\s,:.!-]+)*", re.I)
 
 
 def requested_slots(question: str | None) -> list[str]:
@@ -64,6 +68,11 @@ def _as_statement(slot: str, piece: str) -> str | None:
             return f"My name is {match.group('name')}"
     if slot == "address" and (match := _ADDRESS_ANSWER.match(piece)):
         return f"My address is {match.group('address')}"
+    value = piece[_VALUE_LEAD.match(piece).end():]
+    if slot == "phone" and PHONE.fullmatch(value) and 7 <= sum(char.isdigit() for char in value) <= 15:
+        return f"My phone number is {value}"
+    if slot == "email" and EMAIL.fullmatch(value):
+        return f"My email address is {value}"
     return None
 
 
@@ -77,15 +86,15 @@ _SECOND = re.compile(r"\b(?:you're|you've|you'll|you'd|you\s+are|you\s+have|you\
 _SUBJECT_YOU = re.compile(r"^(?:\W*)you\b|(?:\b(?:and|but|so|because|since|that|when|while|as)\s+)you\b", re.I)
 
 
-def agent_statement_as_customer(sentence: str) -> str | None:
-    """An agent's sentence about the customer in the customer's own words, or None.
+def agent_statement_as_customer(sentence: str, clauses: list[Clause]) -> str | None:
+    """An agent's sentence (split into `clauses`) about the customer in the customer's own words, or None.
 
     Only sentences about "you" that say nothing of the agent itself are read ("Your address is now ...",
     "You're on the Business plan"); "I've added your work number" is an action, read as an episode elsewhere.
     """
     if "?" in sentence or not _SECOND.search(sentence) or _AGENT_SELF.search(sentence):
         return None
-    if any(clause.uncertain or clause.question for clause in split_clauses(sentence)):
+    if any(clause.uncertain or clause.question for clause in clauses):
         return None  # "you might want to upgrade", "if you move ..."
 
     def swap(match: re.Match) -> str:

@@ -9,25 +9,18 @@ from django.conf import settings
 from apps.extraction.extractors.base import Candidate, ConversationMessage, ExistingMemory, covers
 from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contacts
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.corrections import apply_corrections, correction, split_mid_correction
 from apps.extraction.extractors.rules.dates import with_resolved_date
 from apps.extraction.extractors.rules.dialogue import agent_statement_as_customer, requested_slots, slot_statements
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
+from apps.extraction.extractors.rules.identifiers import identifiers
 from apps.extraction.extractors.rules.person import Person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
 from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement
-from apps.extraction.extractors.rules.support import (
-    EMAIL,
-    PHONE,
-    contacts,
-    identifiers,
-    key_value_line,
-    outcomes,
-    record_name,
-    support_clause,
-)
+from apps.extraction.extractors.rules.support import key_value_line, outcomes, record_name, support_clause
 from apps.extraction.extractors.rules.text import (
     MAX_CLAUSE_CHARS,
     Clause,
@@ -61,6 +54,7 @@ class _Line:
 class _Message:
     message: ConversationMessage
     lines: list[_Line]
+    lowercase: bool  # typed in lowercase (typed_in_lowercase), so its names may be too
 
 
 class RulesExtractor:
@@ -83,16 +77,17 @@ class RulesExtractor:
         for message in messages:
             if not (message.role == "user" or message.role in AGENT_ROLES) or not (message.text or "").strip():
                 continue
-            answers = slot_statements(normalise_text(message.text), asked) if message.role == "user" else []
-            parsed.append(_parse(message, answers))
-            asked = requested_slots(message.text) if message.role == "assistant" else []
+            text = normalise_text(message.text)
+            answers = slot_statements(text, asked) if message.role == "user" else []
+            parsed.append(_parse(message, text, answers))
+            asked = requested_slots(text) if message.role == "assistant" else []
         person = Person(known=(user_name or "").strip() or _stated_name(parsed))
         found: list[Candidate | PendingStatement] = []
         for item in parsed:
             found += _message_candidates(item, person)
         candidates = self._kept_statements(found)
         _add_resolved_dates(candidates)
-        candidates = _merge_duplicates(apply_corrections(candidates, existing))
+        candidates = _without_mentions_of_own_emails(_merge_duplicates(apply_corrections(candidates, existing)))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
         return _honour_forgets(_pin_retractions(candidates, existing), existing)
 
@@ -114,17 +109,17 @@ class RulesExtractor:
         return kept
 
 
-def _parse(message: ConversationMessage, answers: list[str] = ()) -> _Message:
-    """The message's lines, sentences and clauses; `answers` (bare answers to the agent's question, restated as
-    "My name is ...") come first, as if the customer had said them."""
+def _parse(message: ConversationMessage, text: str, answers: list[str] = ()) -> _Message:
+    """The lines, sentences and clauses of the message, whose normalised text is `text`; `answers` (bare answers to
+    the agent's question, restated as "My name is ...") come first, as if the customer had said them."""
     lines = []
-    for line in [*(f"{answer}." for answer in answers), *normalise_text(message.text).split("\n")]:
+    for line in [*(f"{answer}." for answer in answers), *text.split("\n")]:
         line = _BULLET.sub("", line)
         if line.strip():
             sentences = [_Sentence(text=sentence, clauses=split_clauses(sentence))
                          for sentence in split_sentences(line)]
             lines.append(_Line(text=line.strip(), sentences=sentences))
-    return _Message(message=message, lines=lines)
+    return _Message(message=message, lines=lines, lowercase=typed_in_lowercase(message.text))
 
 
 def typed_in_lowercase(text: str) -> bool:
@@ -134,7 +129,8 @@ def typed_in_lowercase(text: str) -> bool:
 
 
 def _stated_name(parsed: list[_Message]) -> str | None:
-    """The last name the user gives in this batch ("My name is Alice"), used for third-person facts."""
+    """The last name the user gives in this batch ("My name is Alice"), for the rules that build on it ("my surname
+    is now Okafor" -> "Alice Okafor")."""
     name = None
     for item in parsed:
         role = item.message.role
@@ -150,7 +146,7 @@ def _stated_name(parsed: list[_Message]) -> str | None:
                 clauses = split_clauses(body) if body else sentence.clauses
                 for clause in clauses:
                     if not clause.question and not clause.uncertain:
-                        found = stated_name(clause.text, opening=opening, lowercase=typed_in_lowercase(item.message.text))
+                        found = stated_name(clause.text, opening=opening, lowercase=item.lowercase)
                         name = found[0] if found else name
                 opening = opening and not sentence.clauses  # a bare greeting keeps the next sentence opening
     return name
@@ -160,7 +156,7 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
     message = item.message
     base = RuleContext(seq=message.seq, role=message.role, person=person,
                        reference=message.created_at.date() if message.created_at else None,
-                       lowercase=typed_in_lowercase(message.text))
+                       lowercase=item.lowercase)
     found: list[Candidate | PendingStatement] = []
     opening = True
     for line in item.lines:
@@ -183,10 +179,10 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
 
 def _restated(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
     """Facts in the agent's restatement about the customer ("Your address is now ..."), trusted a little less."""
-    if ctx.role != "assistant" or not (as_customer := agent_statement_as_customer(sentence.text)):
+    if ctx.role != "assistant" or not (as_customer := agent_statement_as_customer(sentence.text, sentence.clauses)):
         return []
     found = []
-    for clause in split_clauses(normalise_text(as_customer)):
+    for clause in split_clauses(as_customer):  # the text is normalised already, and "you" -> "I" moves clause breaks
         for candidate in _user_clause(clause, dataclasses.replace(ctx, hedged=clause.hedged)):
             if candidate.action == "add" and candidate.subject and not candidate.subject.startswith("identifier:"):
                 candidate.confidence = round(candidate.confidence * AGENT_RESTATEMENT_FACTOR, 2)
@@ -202,7 +198,7 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext) -> list[Candidate | Pe
         before, old_value, new_value = mid
         corrected = before.replace(old_value, new_value)
         return _user_sentence(_Sentence(text=corrected, clauses=split_clauses(corrected)), ctx)
-    command = sentence_command(sentence.text, ctx, _user_clause)
+    command = sentence_command(sentence.text, sentence.clauses, ctx, _user_clause)
     if command is not None:
         return command
     found: list[Candidate | PendingStatement] = []
@@ -255,9 +251,9 @@ def _clause_facts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
 
 _NEW_CONTACT = re.compile(r"\bnew\s+(?:[\w-]+\s+){0,2}?(?P<noun>(?:phone|mobile|cell)(?:\s+number)?|number|e-?mail"
                           r"(?:\s+address)?)\b", re.I)
-_WILL_BE = re.compile(r"^(?P<head>.*?\b(?:my|our)\s+(?:[\w-]+\s+)?(?:address|number|phone|mobile|e-?mail(?:\s+address)?|"
-                      r"surname|name))\s+(?:will\s+be|is\s+going\s+to\s+be|has\s+changed\s+to|changed\s+to|is\s+changing"
-                      r"\s+to)\s+(?P<value>.+)$", re.I)
+_WILL_BE = re.compile(r"^(?P<head>.*?\b(?:my|our)\s+(?:[\w-]+\s+)?(?:address|number|phone|mobile|e-?mail"
+                      r"(?:\s+address)?))\s+(?:will\s+be|is\s+going\s+to\s+be|has\s+changed\s+to|changed\s+to"
+                      r"|is\s+changing\s+to)\s+(?P<value>.+)$", re.I)
 
 
 def new_value_statement(text: str) -> str | None:
@@ -303,6 +299,16 @@ def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
     return merged
 
 
+def _without_mentions_of_own_emails(candidates: list[Candidate]) -> list[Candidate]:
+    """"The user gave the email address X" says nothing more once the batch says X is the user's own ("What's your
+    email?" / "Fatima El Amrani, fz@example.nl")."""
+    own = {str(candidate.metadata["value"]).casefold() for candidate in candidates
+           if candidate.action == "add" and candidate.metadata["rule"] == "contact.email"}
+    return [candidate for candidate in candidates if not (
+        candidate.metadata["rule"] == "contact.email_mentioned" and any(email in candidate.content.casefold()
+                                                                        for email in own))]
+
+
 def _origin_beside_home(candidates: list[Candidate]) -> list[Candidate]:
     """"I'm from Lyon" is the user's location unless the same batch also says where they live now."""
     lives = any(candidate.subject == "location" and candidate.action == "add"
@@ -314,7 +320,9 @@ def _origin_beside_home(candidates: list[Candidate]) -> list[Candidate]:
     return candidates
 
 
-_VALUE_IN_CONTENT = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|\+?\d[\d\s().-]{4,18}\d")
+def _values_in(content: str) -> set[str]:
+    """The email addresses and phone numbers in `content`, case-folded."""
+    return {match.group(0).strip().casefold() for pattern in (EMAIL, PHONE) for match in pattern.finditer(content)}
 
 
 def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
@@ -329,7 +337,7 @@ def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory])
         if forget.metadata.get("refers_back"):  # "take it off my file": the thing just said
             earlier = [c for c in candidates[:position] if c.action == "add"]
             if earlier:
-                scrubbed |= {match.group(0).strip().casefold() for match in _VALUE_IN_CONTENT.finditer(earlier[-1].content)}
+                scrubbed |= _values_in(earlier[-1].content)
                 scrubbed.add(earlier[-1].content.casefold())
             continue
         if value := forget.metadata.get("value"):
@@ -337,8 +345,7 @@ def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory])
         if forget.subject:
             held = [c.content for c in candidates[:position] if c.action == "add" and covers(forget.subject, c.subject)]
             held += [memory.content for memory in existing if covers(forget.subject, memory.subject)]
-            scrubbed |= {match.group(0).strip().casefold() for content in held
-                         for match in _VALUE_IN_CONTENT.finditer(content)}
+            scrubbed |= {value for content in held for value in _values_in(content)}
     kept = []
     for index, candidate in enumerate(candidates):
         if candidate.action == "add" and any(value in candidate.content.casefold() for value in scrubbed):
@@ -353,7 +360,7 @@ def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory])
 def _replaced_not_retracted(candidates: list[Candidate]) -> list[Candidate]:
     """"I've closed my PayPal account, use my Amex from now on": the new value supersedes the old one, so the
     implicit retraction is dropped. An explicit forget request stays a delete: the user asked for it to go."""
-    added = [candidate.subject for candidate in candidates if candidate.action == "add" and candidate.subject]
+    added = {candidate.subject for candidate in candidates if candidate.action == "add" and candidate.subject}
     return [candidate for candidate in candidates
             if not (candidate.action == "delete" and candidate.subject and candidate.metadata.get("rule") != "retract.forget"
                     and not candidate.target_memory_id and candidate.subject in added)]

@@ -12,7 +12,7 @@ from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.person import rewrite_first_person
-from apps.extraction.extractors.rules.text import cut_value, normalise_key
+from apps.extraction.extractors.rules.text import NAME_PARTICLES, cut_value, normalise_key, proper_name
 
 _AM = r"(?:'m|\s+am)"
 
@@ -32,8 +32,6 @@ _NAME_FIELD = re.compile(rf"(?:^|[,;]\s*|\band\s+)(?:(?:my|the)\s+)?(?:full\s+)?
 _APPOSITIVE = re.compile(r"^,\s+(?P<role>(?:an?|the)\s+.+?)(?:\s+from\s+(?P<place>.+))?$", re.I)
 _NAME_WORD = re.compile(r"[^\W\d_][\w'.-]*")
 _NAME_FILLERS = frozenset("actually really just simply now".split())
-# Lowercase particles inside a full name ("Maria del Carmen Ruiz", "Ludwig van Beethoven").
-NAME_PARTICLES = frozenset("de del della der den di da das dos du la le van von ter ten bin binti al el y e st".split())
 _LOWER_NAME = re.compile(r"^I(?:'m| am) (?P<value>[a-z][a-z'-]+(?: [a-z][a-z'-]+){1,4})$")
 _NOT_NAME_ENDINGS = ("ing", "ed", "ly", "ful", "less", "ous", "ive", "able", "ible", "ant", "ent", "ic", "ary", "ory",
                      "ish", "ist", "ism", "ness", "ment", "tion", "sion")
@@ -64,8 +62,7 @@ def stated_name(text: str, *, opening: bool, lowercase: bool = False) -> tuple[s
         subject = "preferred_name" if ("call me" in lowered or "go by" in lowered) else "name"
         if subject == "preferred_name" and not _plausible_name(value, strict=True):
             return None
-        value = _capitalise_name(value) if value.islower() else value
-        return value, subject, 0.7 if match.group("opening") else 0.95 if subject == "name" else 0.85
+        return proper_name(value), subject, 0.7 if match.group("opening") else 0.95 if subject == "name" else 0.85
     match = _IM_NAME.match(text) or _NAME_HERE.match(text)
     if match and _plausible_name(match.group("value"), strict=True):
         words = match.group("value").split()
@@ -83,7 +80,7 @@ def stated_name(text: str, *, opening: bool, lowercase: bool = False) -> tuple[s
             return found[0], "name", 0.7
     match = _LOWER_NAME.match(text) if opening and lowercase else None
     if match and _plausible_lowercase_name(match.group("value")):  # "i'm maria del carmen ruiz" from a lowercase typist
-        return _capitalise_name(match.group("value")), "name", 0.7
+        return proper_name(match.group("value")), "name", 0.7
     return None
 
 
@@ -123,10 +120,6 @@ def _name_value(raw: str) -> str:
     return " ".join(kept)
 
 
-def _capitalise_name(value: str) -> str:
-    return " ".join(word if word in NAME_PARTICLES else word[:1].upper() + word[1:] for word in value.split())
-
-
 def _plausible_lowercase_name(value: str) -> bool:
     words = value.split()
     named = [word for word in words if word not in NAME_PARTICLES]
@@ -154,7 +147,7 @@ def _name_change(ctx: RuleContext, text: str) -> list[Candidate]:
     value = _name_value(match.group("value") or match.group("v2") or match.group("v3"))
     if part == "maiden" or not _plausible_name(value, strict=False):
         return []
-    value = _capitalise_name(value) if value.islower() else value
+    value = proper_name(value)
     known = (ctx.person.known or "").split()
     if part in ("sur", "last", "family"):
         full = " ".join(known[:-1] + value.split()) if len(known) >= 2 else (
@@ -203,14 +196,14 @@ _WORK = re.compile(
     rf"|part[- ]time|freelance|nights|days|weekends|(?:night\s+|day\s+|early\s+|late\s+)?shifts|from\s+home"
     rf"|in\s+the\s+office|there))?\s+(?P<rest>(?:as|at|for|by)\s+.+)$"
     # "I'm at Yorkshire Water now as a data analyst"
-    rf"|^I(?:'m|\s+am){ADV}\s+(?P<rest2>at\s+[A-Z].*?\s+as\s+.+)$",
+    rf"|^I(?:'m|\s+am){ADV}\s+(?P<rest2>at\s+(?-i:[A-Z]).*?\s+as\s+.+)$",
     re.I,
 )
 _WORK_IN = re.compile(rf"^I{ADV}\s+work\s+in\s+(?P<field>[\w -]+?)(?:\s+(?:now|these\s+days))?$", re.I)
 _IM_A = re.compile(rf"^I{_AM}(?:\s+(?:now|currently|also|actually|just|still))*\s+(?P<article>an?|the)\s+(?P<rest>.+)$",
                    re.I)
-_JOB_STATE = re.compile(rf"^I{_AM}(?:\s+(?:now|currently|also|happily))*\s+(?P<state>retired|self-employed|unemployed"
-                        r"|freelanc(?:e|ing))(?:\s+(?:now|these\s+days|btw))?$", re.I)
+_JOB_STATE = re.compile(rf"^I{_AM}(?:\s+(?:now|currently|also|happily))*\s+(?P<state>freelancing"
+                        rf"|{'|'.join(sorted(lexicon.JOB_STATES))})(?:\s+(?:now|these\s+days|btw))?$", re.I)
 _MY_JOB = re.compile(r"^my\s+(?:current\s+|new\s+)?(?:job(?:\s+title)?|role|title|position|profession|occupation)"
                      r"\s+is\s+(?:as\s+)?(?P<job>.+)$", re.I)
 _MY_EMPLOYER = re.compile(r"^my\s+(?:current\s+|new\s+)?(?:employer|company)\s+is\s+(?:called\s+)?(?P<org>.+)$", re.I)
@@ -224,11 +217,12 @@ _BECAME = re.compile(
     re.I,
 )
 _IM_ROLE_AT = re.compile(r"^I(?:'m|\s+am)(?:\s+(?:now|currently|the\s+new|still))*\s+(?P<job>[\w -]+?)\s+(?:at|for|with)"
-                         r"\s+(?P<org>[A-Z].+)$"
+                         r"\s+(?P<org>(?-i:[A-Z]).+)$"
                          r"|^I(?:'m|\s+am)(?:\s+(?:now|currently|the\s+new|still))*\s+(?P<job2>(?:head|director|chief|vp|lead"
-                         r"|manager)\b[\w -]*?)(?P<org2>)(?:\s+(?:now|btw|these\s+days|here))*$", re.I)
+                         r"|manager)\b[\w -]*?)(?:\s+(?:now|btw|these\s+days|here))*$", re.I)
 _IM_ROLE_OF = re.compile(r"^I(?:'m|\s+am)(?:\s+(?:now|currently|the\s+new|still))*\s+(?P<job>(?:the\s+)?(?:[\w-]+\s+)?"
-                         r"(?:ceo|cto|cfo|coo|cio|founder|co-founder|owner|president|director|chair|vp))\s+of\s+(?P<org>[A-Z].+)$",
+                         r"(?:ceo|cto|cfo|coo|cio|founder|co-founder|owner|president|director|chair|vp))\s+of"
+                         r"\s+(?P<org>(?-i:[A-Z]).+)$",
                          re.I)
 _JOINED = re.compile(r"^I(?:'ve| have)?(?: (?:just|recently|finally))* joined (?P<org>[A-Z].+)$")
 _JOB_STOPS = frozenset("at for with in and but since because where who which so now currently until on from by i "
@@ -490,11 +484,11 @@ _LIST_STOPS = frozenset("because since but though although when if unless so whi
 
 def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
     person = ctx.person
-    rewrite = rewrite_first_person(text, person)
 
-    def fact(subject, rule, confidence=0.9, tags=("identity",), content=rewrite, **metadata):
-        return [ctx.candidate(content, confidence=confidence, rule=rule, subject=subject, tags=tags,
-                              metadata=metadata)]
+    def fact(subject, rule, confidence=0.9, tags=("identity",), content=None, **metadata):
+        # The clause is rewritten only once a rule has recognised it: most clauses reach here to be turned down.
+        return [ctx.candidate(content or rewrite_first_person(text, person), confidence=confidence, rule=rule,
+                              subject=subject, tags=tags, metadata=metadata)]
 
     if match := (_ALLERGY.match(text) or _HAVE_ALLERGY.match(text)):
         what = cut_value(match.group("what"), _LIST_STOPS, max_words=8)
@@ -541,15 +535,18 @@ def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
         return fact("native_language", "identity.native_language", tags=("identity", "language"), value=lang)
     if (match := _LANGUAGE_WISH.search(text)) and (lang := match.group("lang") or match.group("lang2")).lower() in \
             lexicon.LANGUAGES:
-        content = rewrite if re.match(r"^(?:I|my)\b", text, re.I) else person.sentence(
+        content = rewrite_first_person(text, person) if re.match(r"^(?:I|my)\b", text, re.I) else person.sentence(
             f"prefers to communicate in {lang.capitalize()}")
         return [ctx.candidate(content, memory_type="preference", confidence=0.8, rule="preference.language",
                               subject="preference:language", tags=("preference", "language"),
                               metadata={"value": lang.capitalize()})]
     if (match := _RELATIVE_NAME.match(text)) and _plausible_name(
             value := cut_value(match.group("value"), lexicon.NAME_BREAKS, max_words=2), strict=False):
-        return fact(None, "family.name", confidence=0.85, tags=("family",), relation=match.group("who").lower(),
-                    value=value)
+        named = proper_name(value)  # "my wife is called sara"
+        start = match.start("value")
+        content = rewrite_first_person(text[:start] + named + text[start + len(value):], person)
+        return fact(None, "family.name", confidence=0.85, content=content, tags=("family",),
+                    relation=match.group("who").lower(), value=named)
     if match := _HAVE_FAMILY.match(text):
         return fact(None, "family.members", confidence=0.8, tags=("family",))
     if match := _MARITAL.match(text):

@@ -75,11 +75,19 @@ _QUALIFIER_NOUNS = {"number": "number", "numbers": "number", "num": "number", "n
 _KIND_ALTERNATION = "|".join(re.escape(word).replace(r"\ ", r"[\s-]+")
                              for word in sorted(KIND_WORDS, key=len, reverse=True))
 _QUALIFIER = r"(?:card|numbers?|num|nr|nos?|ids?|codes?|references?|refs?)\b\.?"
-_ID = rf"(?!(?:{_KIND_ALTERNATION})s?\b)#?[A-Za-z0-9][A-Za-z0-9_-]*(?:[ ]\d{{3,10}}(?![\w-]))*"
+# A value, with the digit groups that follow it after single spaces ("5520 1188 77"), a bounded number of them.
+MAX_DIGIT_GROUPS = 6
+_ID = rf"(?!(?:{_KIND_ALTERNATION})s?\b)#?[A-Za-z0-9][A-Za-z0-9_-]*(?:[ ]\d{{2,10}}(?![\w-])){{0,{MAX_DIGIT_GROUPS}}}"
+_IDS = rf"(?P<ids>{_ID}(?:(?:\s*,\s*(?:and\s+|&\s+)?|\s+(?:and|&|or)\s+|\s*/\s*){_ID})*)"
+_VALUE_FOLLOWS = r"\s*(?:(?:is|was|are|were)(?:\s+now)?\s+|[:=]\s*|-\s+)?"
 _IDENTIFIER = re.compile(
-    rf"\b(?P<kind>{_KIND_ALTERNATION})s?\b(?P<qual>(?:\s*{_QUALIFIER})*)"
-    rf"\s*(?:(?:is|was|are|were)(?:\s+now)?\s+|[:=]\s*|-\s+)?(?P<ids>{_ID}(?:(?:\s*,\s*(?:and\s+|&\s+)?"
-    rf"|\s+(?:and|&|or)\s+|\s*/\s*){_ID})*)",
+    rf"\b(?P<kind>{_KIND_ALTERNATION})s?\b(?P<qual>(?:\s*{_QUALIFIER})*){_VALUE_FOLLOWS}{_IDS}",
+    re.I,
+)
+# "my number for the loyalty scheme is 5520 1188": the number named first, then what it is for.
+_NUMBER_FOR = re.compile(
+    rf"\b(?P<qual>{_QUALIFIER})\s+(?:for|on|with)\s+(?:the|my|our)\s+(?P<kind>{_KIND_ALTERNATION})"
+    rf"(?:\s+(?:scheme|programme|program|club|card|account|plan))?{_VALUE_FOLLOWS}{_IDS}",
     re.I,
 )
 _IBAN = re.compile(r"\b(?i:iban)\b(?:\s*(?i:number|no\.?|is|:|#))*\s*(?P<value>[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}"
@@ -145,10 +153,6 @@ def identifier_kind(words: str) -> str | None:
     return KIND_WORDS.get(_GROUPS.sub(" ", words.lower().strip()))
 
 
-def _kind_of(word: str) -> str:
-    return KIND_WORDS[_GROUPS.sub(" ", word.lower())]
-
-
 def _qualifier_noun(qual: str) -> str | None:
     words = qual.lower().replace(".", "").split()
     return _QUALIFIER_NOUNS.get(words[-1]) if words else None
@@ -161,8 +165,8 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
     found: dict[tuple[str, str], tuple[str, str | None]] = {}
     for match in _IBAN.finditer(text):
         found.setdefault(("iban", match.group("value")), (match.group("value"), None))
-    for match in _IDENTIFIER.finditer(text):
-        key = _kind_of(match.group("kind"))
+    for match in [*_IDENTIFIER.finditer(text), *_NUMBER_FOR.finditer(text)]:
+        key = identifier_kind(match.group("kind"))
         kind = KINDS[key]
         qualifier = _qualifier_noun(match.group("qual"))
         if key == "iban" or (kind.qualified and not qualifier and match.group("kind").lower() not in _NUMBER_WORDS):

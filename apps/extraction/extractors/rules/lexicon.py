@@ -1,5 +1,7 @@
 """Word lists the rules rely on. Kept small and explicit: a missing word costs a fact, a wrong one invents it."""
 
+from apps.extraction.extractors.rules.subjects import ADDRESS, EMAIL, PHONE, identifier_subject
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -72,32 +74,32 @@ NAME_BREAKS = _words(
     "the a an of in at to for with is was as, if when or also too now currently"
 )
 
-# Nouns after "forget my ..." / "delete the ..." and the subject they retract.
+# Nouns after "forget my ..." / "delete the ..." and the subject they retract. A qualifier before the noun ("my
+# mobile number", "my delivery address") is read apart from it (commands._FORGET_SUBJECT), so it is not listed here.
+_CARD = identifier_subject("card")
 SUBJECT_NOUNS = {
-    "email": "email", "email address": "email", "e-mail": "email", "e-mail address": "email",
-    "phone": "phone", "phone number": "phone", "number": "phone", "mobile": "phone", "mobile number": "phone",
-    "cell": "phone", "cell number": "phone", "cell phone": "phone", "cellphone": "phone", "telephone": "phone",
-    "telephone number": "phone", "contact number": "phone",
-    "address": "address", "home address": "address", "location": "location", "city": "location",
+    "email": EMAIL, "email address": EMAIL, "e-mail": EMAIL, "e-mail address": EMAIL,
+    "phone": PHONE, "phone number": PHONE, "number": PHONE, "mobile": PHONE, "cell": PHONE, "cellphone": PHONE,
+    "telephone": PHONE, "telephone number": PHONE, "contact number": PHONE,
+    "address": ADDRESS, "location": "location", "city": "location",
     "name": "name", "nickname": "preferred_name", "preferred name": "preferred_name",
     "job": "job_title", "job title": "job_title", "title": "job_title", "role": "job_title",
     "position": "job_title", "occupation": "job_title", "profession": "job_title",
     "employer": "employer", "company": "employer", "workplace": "employer",
     "birthday": "birthday", "date of birth": "birthday", "dob": "birthday", "age": "age",
     "timezone": "timezone", "time zone": "timezone", "pronouns": "pronouns", "diet": "diet",
-    "card": "identifier:card", "card details": "identifier:card", "card number": "identifier:card",
-    "payment card": "identifier:card", "credit card": "identifier:card", "debit card": "identifier:card",
+    "card": _CARD, "card details": _CARD, "card number": _CARD, "payment card": _CARD, "credit card": _CARD,
+    "debit card": _CARD,
     "plan": "plan", "tier": "plan", "subscription plan": "plan",
-    "email addresses": "email", "emails": "email", "phone numbers": "phone", "numbers": "phone",
-    "addresses": "address", "postal address": "address", "shipping address": "address",
-    "delivery address": "address", "billing address": "address", "postcode": "address", "zip code": "address",
+    "email addresses": EMAIL, "emails": EMAIL, "phone numbers": PHONE, "numbers": PHONE,
+    "addresses": ADDRESS, "postcode": ADDRESS, "zip code": ADDRESS,
     "allergy": "allergy", "allergies": "allergy",
 }
 SUBJECT_LABELS = {
-    "email": "email address", "phone": "phone number", "location": "location", "name": "name",
+    EMAIL: "email address", PHONE: "phone number", "location": "location", "name": "name",
     "preferred_name": "preferred name", "job_title": "job title", "employer": "employer", "birthday": "birthday",
-    "age": "age", "timezone": "time zone", "pronouns": "pronouns", "diet": "diet", "address": "address",
-    "identifier:card": "card details", "plan": "plan", "allergy": "allergies",
+    "age": "age", "timezone": "time zone", "pronouns": "pronouns", "diet": "diet", ADDRESS: "address",
+    _CARD: "card details", "plan": "plan", "allergy": "allergies",
 }
 
 # "I have a dentist appointment tomorrow": events that make "I have ..." a plan.

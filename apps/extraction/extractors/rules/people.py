@@ -8,19 +8,19 @@ one slot per contact the user has one of ("contact:assistant") and one per name 
 """
 
 import re
+from dataclasses import dataclass
 
 from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
 from apps.extraction.extractors.rules.context import RuleContext
-from apps.extraction.extractors.rules.person import rewrite_first_person
+from apps.extraction.extractors.rules.person import ADVERBS, rewrite_first_person
 from apps.extraction.extractors.rules.subjects import contact_subject
-from apps.extraction.extractors.rules.text import normalise_key
+from apps.extraction.extractors.rules.text import normalise_key, proper_name
 
 _RELATION_WORDS = "|".join(sorted((re.escape(word) for word in lexicon.CONTACT_RELATIONS), key=len, reverse=True))
 _MODIFIERS = "|".join(sorted(lexicon.CONTACT_RELATION_MODIFIERS))
 _RELATION = rf"(?P<said>(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS}))"
-_NAME = r"(?-i:(?P<name>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}))"
 _ASK = (r"^(?:(?:please|kindly|also|and|can\s+you|could\s+you|would\s+you|will\s+you|you\s+can|you\s+may"
         r"|feel\s+free\s+to)\s+)*")
 _ADVERBS = r"(?:(?:also|usually|normally|now|always|generally|mostly|sometimes|often|currently|still)\s+)*"
@@ -37,28 +37,54 @@ _PREDICATE = (
     r"|e-?mail(?:ing)?|phon(?:e|ing)|speak|talk|act|deal|handle|sign|approve|pay|book|manage|collect|pick\s+up"
     r"|answer|accept|be\s+in\s+touch|get\s+in\s+touch|in\s+touch|ring|reach\s+out))\b"
 )
-_ROLE = re.compile(rf"^(?:and\s+)?my\s+{_RELATION}(?:,?\s+{_NAME})?(?P<aside>\s*\([^()]{{0,100}}\))?,?\s+"
-                   rf"(?P<predicate>{_PREDICATE})(?P<rest>.*)$", re.I)
-_IS_NAMED = re.compile(rf"^my\s+{_RELATION}(?:'s\s+name)?\s+is\s+(?:called\s+)?{_NAME}\b(?P<rest>.*)$", re.I)
-_DETAIL = re.compile(
-    rf"^my\s+{_RELATION}(?:\s+{_NAME})?'s\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?(?:e-?mail(?:\s+address)?|number|phone"
-    r"|mobile|cell|landline|address|id|details|contact\s+details))\s*(?:is|are|:)\s*(?P<value>\S.*)$",
-    re.I,
-)
-_COPY = re.compile(
-    rf"{_ASK}(?P<verb>cc|bcc|copy\s+in|copy|loop\s+in|include|add|keep)\s+my\s+{_RELATION}(?:,?\s+{_NAME})?"
-    r"(?P<rest>.*)$"
-    rf"|{_ASK}(?:send|forward|copy)\s+(?P<what>(?:(?:all|any|the|a|future)\s+)?(?:[\w-]+\s+){{0,2}}?(?:updates?"
-    r"|copy|copies|everything|emails?|invoices?|receipts?|confirmations?|statements?|correspondence|letters?"
-    rf"|bills?|documents?|paperwork))\s+(?:also\s+)?to\s+my\s+{_RELATION.replace('?P<', '?P<r2_')}"
-    rf"(?:,?\s+{_NAME.replace('?P<', '?P<r2_')})?(?P<r2_rest>.*)$",
-    re.I,
-)
-_MAY_CONTACT = re.compile(
-    rf"{_ASK}(?:(?:speak|talk|deal)\s+(?:to|with)|contact|call|ring|phone|e-?mail|reach)\s+my\s+{_RELATION}"
-    rf"(?:,?\s+{_NAME})?(?P<rest>.*)$",
-    re.I,
-)
+@dataclass(frozen=True)
+class _Patterns:
+    role: re.Pattern
+    is_named: re.Pattern
+    detail: re.Pattern
+    copy: re.Pattern
+    may_contact: re.Pattern
+
+
+def _patterns(word: str, *, lazy: bool) -> _Patterns:
+    """The patterns for a contact whose name is one to three of `word` (a regex). `lazy`: where a predicate follows
+    the name ("my wife sara is the account holder"), the fewest words that let it read on, none if it reads on
+    without ("my assistant usually books ...")."""
+    name = rf"(?P<name>{word}(?:\s+{word}){{0,2}})"
+    short_name, maybe = (rf"(?P<name>{word}(?:\s+{word}){{0,2}}?)", "??") if lazy else (name, "?")
+    return _Patterns(
+        role=re.compile(rf"^(?:and\s+)?my\s+{_RELATION}(?:,?\s+{short_name}){maybe}"
+                        rf"(?P<aside>\s*\([^()]{{0,100}}\))?,?\s+(?P<predicate>{_PREDICATE})(?P<rest>.*)$", re.I),
+        is_named=re.compile(rf"^my\s+{_RELATION}(?:'s\s+name)?\s+is\s+(?:called\s+)?{name}\b(?P<rest>.*)$", re.I),
+        detail=re.compile(
+            rf"^my\s+{_RELATION}(?:\s+{short_name}){maybe}'s\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?(?:e-?mail"
+            r"(?:\s+address)?|number|phone|mobile|cell|landline|address|id|details|contact\s+details))\s*(?:is|are|:)"
+            r"\s*(?P<value>\S.*)$",
+            re.I,
+        ),
+        copy=re.compile(
+            rf"{_ASK}(?P<verb>cc|bcc|copy\s+in|copy|loop\s+in|include|add|keep)\s+my\s+{_RELATION}(?:,?\s+{name})?"
+            r"(?P<rest>.*)$"
+            rf"|{_ASK}(?:send|forward|copy)\s+(?P<what>(?:(?:all|any|the|a|future)\s+)?(?:[\w-]+\s+){{0,2}}?(?:updates?"
+            r"|copy|copies|everything|emails?|invoices?|receipts?|confirmations?|statements?|correspondence|letters?"
+            rf"|bills?|documents?|paperwork))\s+(?:also\s+)?to\s+my\s+{_RELATION.replace('?P<', '?P<r2_')}"
+            rf"(?:,?\s+{name.replace('?P<', '?P<r2_')})?(?P<r2_rest>.*)$",
+            re.I,
+        ),
+        may_contact=re.compile(
+            rf"{_ASK}(?:(?:speak|talk|deal)\s+(?:to|with)|contact|call|ring|phone|e-?mail|reach)\s+my\s+{_RELATION}"
+            rf"(?:,?\s+{name})?(?P<rest>.*)$",
+            re.I,
+        ),
+    )
+
+
+# A name is capitalised, unless the user types in lowercase ("my wife sara is the account holder"): then a word is a
+# name only where the sentence reads on after it ("my assistant usually books ..." has none), and _name turns down
+# the everyday words.
+_CAPITALISED = _patterns(r"(?-i:[A-Z][\w'-]*)", lazy=False)
+_ANY_CASE = _patterns(r"[^\W\d_][\w'-]*", lazy=True)
+
 _GOVERNED_PHONE = re.compile(r"(?:\b(?:on|at|number|phone|mobile|cell|tel|landline|whatsapp)\b[\s:,-]*|^|\s)"
                              r"(?P<number>\+?\(?\d[\d\s().-]{5,18}\d)(?!\w)", re.I)
 _NOT_NAME_WORDS = frozenset(lexicon.CONTACT_RELATIONS) | {"i", "i'm", "i'll", "i've", "please"}
@@ -68,18 +94,19 @@ def people(text: str, ctx: RuleContext, *, question: bool = False) -> list[Candi
     """A memory about one of the user's contacts stated in a user clause, or []."""
     if question and not re.match(r"^(?:(?:can|could|would|will)\s+you|please)\b", text, re.I):
         return []
-    if match := _DETAIL.match(text):
+    patterns = _ANY_CASE if ctx.lowercase else _CAPITALISED
+    if match := patterns.detail.match(text):
         return _detail(match, text, ctx)
-    if match := _ROLE.match(text) or _MAY_CONTACT.match(text):
-        return _contact(match, ctx, rewrite_first_person(text, ctx.person), "contact.role")
-    if match := _COPY.match(text):
+    if match := patterns.role.match(text) or patterns.may_contact.match(text):
+        return _contact(match, text, ctx, "contact.role")
+    if match := patterns.copy.match(text):
         return _copy(match, ctx)
-    if match := _IS_NAMED.match(text):
+    if (match := patterns.is_named.match(text)) and _name(match.group("name")):
         relation, _ = _relation(match.group("relation"))
         details = _details(match.group("rest"))
         if relation in lexicon.FAMILY_RELATIONS and not details:
             return []  # "my wife is called Sara": a family fact (facts.py)
-        return _contact(match, ctx, rewrite_first_person(text, ctx.person), "contact.named")
+        return _contact(match, text, ctx, "contact.named")
     return []
 
 
@@ -88,14 +115,25 @@ def _relation(word: str) -> tuple[str, bool]:
 
 
 def _name(raw: str | None) -> str | None:
+    """The contact's name at the start of `raw`, in its stored form ("sara" -> "Sara"), or None."""
     if not raw:
         return None
     words = []
     for word in raw.split():
-        if word.lower() in lexicon.NOT_NAMES or word.lower() in lexicon.NAME_BREAKS or word.lower() in _NOT_NAME_WORDS:
+        lower = word.lower()
+        if lower in lexicon.NOT_NAMES or lower in lexicon.NAME_BREAKS or lower in _NOT_NAME_WORDS or (
+                word.islower() and (lower in lexicon.COMMON_WORDS or lower in ADVERBS)):
             break
         words.append(word)
-    return " ".join(words) or None
+    return proper_name(" ".join(words)) if words else None
+
+
+def _with_name(text: str, match: re.Match, name: str | None, group: str = "name") -> str:
+    """`text` with the name it gives in its stored form: "my wife sara is ..." -> "my wife Sara is ..."."""
+    start = match.start(group)
+    if not name or start < 0 or text[start:start + len(name)].lower() != name.lower():
+        return text
+    return text[:start] + name + text[start + len(name):]
 
 
 def _details(text: str, *, aside: str = "") -> dict:
@@ -126,9 +164,10 @@ def _candidate(ctx: RuleContext, content: str, relation_word: str, name: str | N
                          metadata=metadata)
 
 
-def _contact(match: re.Match, ctx: RuleContext, content: str, rule: str) -> list[Candidate]:
+def _contact(match: re.Match, text: str, ctx: RuleContext, rule: str) -> list[Candidate]:
     name = _name(match.group("name"))
     details = _details(match.group("rest"), aside=match.groupdict().get("aside") or "")
+    content = rewrite_first_person(_with_name(text, match, name), ctx.person)
     return [_candidate(ctx, content, match.group("relation"), name, details, rule)]
 
 
@@ -145,8 +184,9 @@ def _detail(match: re.Match, text: str, ctx: RuleContext) -> list[Candidate]:
         aspect = normalise_key(thing)
     if aspect == "phone" and "phone" not in details and PHONE.match(value):
         details["phone"] = PHONE.match(value).group(0).strip()
-    return [_candidate(ctx, rewrite_first_person(text, ctx.person), match.group("relation"), _name(match.group("name")),
-                       details, "contact.detail", aspect=aspect)]
+    name = _name(match.group("name"))
+    content = rewrite_first_person(_with_name(text, match, name), ctx.person)
+    return [_candidate(ctx, content, match.group("relation"), name, details, "contact.detail", aspect=aspect)]
 
 
 def _copy(match: re.Match, ctx: RuleContext) -> list[Candidate]:

@@ -1,7 +1,8 @@
-"""Third-person rewriting: "I prefer my coffee black" -> "Alice prefers their coffee black"."""
+"""Third-person rewriting: "I prefer my coffee black" -> "The user prefers their coffee black"."""
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 # Words that may sit between a subject and its verb without being the verb ("I really like").
 ADVERBS = frozenset(
@@ -12,8 +13,10 @@ ADVERBS = frozenset(
 )
 MODALS = frozenset("can could will would shall should may might must can't couldn't won't wouldn't shouldn't "
                    "mustn't cannot didn't wasn't weren't".split())
+# Verbs after "I"/"we" and what they become after "the user" ("we were told" -> "the user was told").
 _IRREGULAR_PRESENT = {"am": "is", "'m": "is", "are": "is", "be": "is", "have": "has", "do": "does", "go": "goes",
-                      "don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "'ve": "has", "'re": "is"}
+                      "don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "'ve": "has", "'re": "is",
+                      "were": "was", "weren't": "wasn't"}
 IRREGULAR_PAST = frozenset(
     "was were had did went got made took saw came left bought sold said told thought knew gave found felt kept "
     "lost met paid put ran sent spent stood taught understood won wrote broke chose drove ate fell flew forgot "
@@ -42,28 +45,21 @@ def third_person_verb(verb: str) -> str:
 
 @dataclass(frozen=True)
 class Person:
-    """How to name the user in a sentence: "the user" (or a name, when one is given), and the name known for them.
+    """How to name the user in a sentence ("the user"), and the name known for them.
 
     Memories say "the user" rather than the user's name: they belong to one user already, and a name written
     into every memory would stay behind in all of them when the name changes ("my surname is now Okafor").
     """
 
-    name: str | None = None
     known: str | None = None  # the user's name as far as this batch knows it, for rules that build on it
 
-    @property
-    def label(self) -> str:
-        return self.name or "the user"
+    label: ClassVar[str] = "the user"
+    possessive: ClassVar[str] = "the user's"
 
-    @property
-    def possessive(self) -> str:
-        return f"{self.label}'s"
-
-    def starting(self, text: str) -> str:
-        """`text` opening a sentence: "the user" is capitalised, a name keeps the user's casing."""
-        if self.name is None and text.startswith("the user"):
-            return "T" + text[1:]
-        return text
+    @staticmethod
+    def starting(text: str) -> str:
+        """`text` opening a sentence, "the user" capitalised."""
+        return "T" + text[1:] if text.startswith("the user") else text
 
     def sentence(self, rest: str) -> str:
         return self.starting(f"{self.label} {rest}")
@@ -89,8 +85,8 @@ _SUBORDINATORS = frozenset("when if that because as while unless until once and 
 def rewrite_first_person(text: str, person: Person, *, named: bool = False) -> str:
     """`text` (a user's clause) in the third person.
 
-    The first mention of the user uses their name; later mentions become "they"/"their"/"them" so a sentence
-    does not repeat the name. "we"/"our"/"us" count as the user, speaking for their household or organisation
+    The first mention of the user is "the user"; later mentions become "they"/"their"/"them" so a sentence
+    does not repeat it. "we"/"our"/"us" count as the user, speaking for their household or organisation
     ("our wedding", "we're on the Team plan"); "US" the country stays ("support from the US team"). "you" (the
     assistant) becomes "the assistant".
     """
@@ -198,7 +194,7 @@ def rewrite_second_person(text: str, person: Person) -> str:
             conjugate = lower in ("i", "we")
         elif conjugate:
             if lower not in ADVERBS:
-                replacement, conjugate = ("was" if lower == "were" else third_person_verb(token)), False
+                replacement, conjugate = third_person_verb(token), False
         previous_word = lower
         out.append(replacement)
     return person.starting("".join(out))

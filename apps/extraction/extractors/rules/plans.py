@@ -6,7 +6,7 @@ from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
 from apps.extraction.extractors.rules.context import RuleContext
-from apps.extraction.extractors.rules.dates import find_dates
+from apps.extraction.extractors.rules.dates import find_dates, leading_date
 from apps.extraction.extractors.rules.facts import place_value
 from apps.extraction.extractors.rules.person import rewrite_first_person
 
@@ -33,9 +33,8 @@ def _plans(ctx: RuleContext, text: str) -> list[Candidate]:
     if _ADDRESSES_ASSISTANT.search(text):
         return []  # "I'll call you tomorrow", "I'll send you the file on Monday": this conversation, not a plan
     statement = text
-    leading = find_dates(text, None)
-    if leading and leading[0].start == 0:  # "Next Friday I'm flying to Tokyo"
-        statement = text[leading[0].end:].lstrip(" ,")
+    if leading := leading_date(text):  # "Next Friday I'm flying to Tokyo"
+        statement = text[leading.end:].lstrip(" ,")
     confidence = 0.0
     if match := _PLAN_IM.match(statement):
         word = match.group("word").lower()

@@ -30,11 +30,11 @@ _FAVOURITE = re.compile(r"^my\s+(?:absolute\s+|all-time\s+|all\s+time\s+)?favou?
                         r"(?:is|are|has\s+to\s+be|would\s+be)\s+(?P<obj>.+)$", re.I)
 _FAVOURITE_LAST = re.compile(r"^(?P<obj>[\w' -]{1,60}?)\s+(?:is|are)\s+(?:definitely\s+)?my\s+"
                              r"(?:absolute\s+|all-time\s+)?favou?rite(?:\s+(?P<what>[\w' -]{1,40}))?$", re.I)
-_RATHER = re.compile(r"^I'd\s+rather\s+(?P<obj>.+?)\s+than\s+(?P<other>.+)$", re.I)
+_RATHER = re.compile(r"^I'd\s+rather\s+(?P<obj>.+?)\s+than\s+.+$", re.I)
 _HABIT = re.compile(r"^I(?:\s+(?:almost|pretty\s+much|basically|nearly))?\s+(?P<adv>always|never)\s+(?P<verb>[\w'-]+)"
                     r"(?P<rest>.*)$", re.I)
 _INSTRUCTION = re.compile(r"^(?:please\s+)?(?:(?P<adv>always|never|don't\s+ever|do\s+not\s+ever|don't|do\s+not)"
-                          r"|(?P<from_now>from\s+now\s+on,?|going\s+forward,?|in\s+(?:the\s+)?future,?)\s+"
+                          r"|(?:from\s+now\s+on,?|going\s+forward,?|in\s+(?:the\s+)?future,?)\s+"
                           r"(?:please\s+)?(?P<adv2>always\s+|never\s+|don't\s+|do\s+not\s+)?)\s*"
                           r"(?P<verb>[a-z][\w'-]*)(?P<rest>.*)$", re.I)
 _INSTRUCTION_VERBS = frozenset(

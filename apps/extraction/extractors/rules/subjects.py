@@ -10,6 +10,8 @@ from apps.extraction.extractors.rules.text import normalise_key
 
 EMAIL = "email"  # the user's own (personal, unqualified) email address
 PHONE = "phone"  # the user's own mobile or unqualified phone number
+ADDRESS = "address"  # every address of the user (a retraction): each one has a kind, address_subject
+IDENTIFIER = "identifier"
 CONTACT_CHANNEL = "preference:contact_channel"  # "contact me by email, not phone"
 CONTACT_TIME = "preference:contact_time"  # "best to call after 6pm", "I can't take calls at work"
 
@@ -17,7 +19,6 @@ CONTACT_TIME = "preference:contact_time"  # "best to call after 6pm", "I can't t
 # "my mobile", "my email") keeps the plain subject, so "forget my phone number" still names it.
 PHONE_KINDS = ("work", "home", "whatsapp", "fax", "other")
 EMAIL_KINDS = ("work", "school")
-ADDRESS_KINDS = ("home", "shipping", "billing", "office")
 
 
 def phone_subject(kind: str | None = None) -> str:
@@ -31,13 +32,14 @@ def email_subject(kind: str | None = None) -> str:
 
 def address_subject(kind: str) -> str:
     """"address:home", "address:shipping", "address:billing", "address:office": one of each."""
-    return f"address:{kind}"
+    return f"{ADDRESS}:{kind}"
 
 
-def identifier_subject(kind: str, value: str, *, single: bool) -> str:
+def identifier_subject(kind: str, value: str | None = None, *, single: bool = False) -> str:
     """"identifier:loyalty" when the user holds one of the kind (a new one replaces it), else
-    "identifier:order:5512" (orders, tickets ... never replace each other)."""
-    return f"identifier:{kind}" if single else f"identifier:{kind}:{value}"
+    "identifier:order:5512" (orders, tickets ... never replace each other); without a value, the kind's subject,
+    which covers every identifier of the kind (a retraction: "forget my loyalty number")."""
+    return f"{IDENTIFIER}:{kind}" if single or value is None else f"{IDENTIFIER}:{kind}:{value}"
 
 
 def contact_subject(relation: str, name: str | None = None, *, single: bool, aspect: str | None = None) -> str:

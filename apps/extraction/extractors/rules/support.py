@@ -10,17 +10,13 @@ import re
 
 from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules.addresses import address_value, addresses
-from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contact_preferences, contacts
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contact_preferences
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
-from apps.extraction.extractors.rules.identifiers import identifier_kind, identifiers
 from apps.extraction.extractors.rules.people import people
 from apps.extraction.extractors.rules.person import rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.subjects import address_subject, email_subject, phone_subject
 from apps.extraction.extractors.rules.text import Clause
-
-__all__ = ["EMAIL", "PHONE", "contacts", "identifier_kind", "identifiers", "key_value_line", "outcomes",
-           "record_name", "support_clause"]
 
 _POLITE_WISH = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:like|prefer|rather|love)\b", re.I)
 # A condition on how a standing fact is used ("... on 087 555 1212 if I'm not available") leaves the fact standing;
@@ -59,7 +55,7 @@ _ACTOR_DID = re.compile(
     re.I,
 )
 _PASSIVE = re.compile(
-    rf"^(?P<subj>.{{0,80}}?)\b(?:has|have|had|was|were|is|are)\s+(?:been\s+)?(?:(?:successfully|now|already|just|being"
+    rf"^.{{0,80}}?\b(?:has|have|had|was|were|is|are)\s+(?:been\s+)?(?:(?:successfully|now|already|just|being"
     rf"|fully)\s+)*(?P<verb>{_DONE})\b(?P<rest>.*)$",
     re.I,
 )
@@ -69,7 +65,7 @@ _OUTCOME_NOUNS = (r"refund|replacement|credit|ticket|case|voucher|return\s+label
 # "Refund of €40 issued", "Engineer visit scheduled for next Monday": a result written as a headline.
 _HEADLINE = re.compile(rf"^(?:(?:a|an|the|your)\s+)?(?:(?:full|partial|new|free|courtesy|goodwill|one-off|home|site"
                        rf"|follow-up|engineer|technician|return|replacement)\s+){{0,2}}(?P<noun>{_OUTCOME_NOUNS})s?\b"
-                       rf"(?P<mid>.{{0,60}}?)\s(?P<verb>{_DONE})\b(?P<rest>.*)$", re.I)
+                       rf".{{0,60}}?\s(?P<verb>{_DONE})\b(?P<rest>.*)$", re.I)
 # "An engineer will visit next Monday", "Your refund will be processed by Friday": arranged, with a date.
 _ARRANGED = re.compile(
     rf"^(?:(?:a|an|the|your)\s+)?(?:[\w-]+\s+){{0,2}}?(?P<noun>{_OUTCOME_NOUNS}|courier|driver|parcel|package)s?"

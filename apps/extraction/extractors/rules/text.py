@@ -161,12 +161,26 @@ def cut_value(text: str, stops: frozenset[str], max_words: int = 6, keep_comma_n
     return " ".join(words).strip(" ,'\"-")
 
 
-def clean_content(text: str, *, keep_start: str | None = None) -> str:
-    """Single-spaced, without trailing punctuation, capitalised unless it opens with `keep_start` (a name)."""
+def clean_content(text: str) -> str:
+    """Single-spaced, without trailing punctuation, capitalised."""
     text = re.sub(r"\s+", " ", text).strip().rstrip(" .!,;:-")
-    if keep_start and text.startswith(keep_start):
-        return text
     return text[:1].upper() + text[1:] if text[:1].islower() else text
+
+
+# Lowercase particles inside a full name ("Maria del Carmen Ruiz", "Ludwig van Beethoven").
+NAME_PARTICLES = frozenset("de del della der den di da das dos du la le van von ter ten bin binti al el y e st".split())
+_NAME_CONNECTORS = frozenset("of and for the on upon at in".split())  # "Bank of Ireland", "Marks and Spencer"
+
+
+def proper_name(value: str) -> str:
+    """A name (a person's, an organisation's) in its stored form: each word typed in lowercase is capitalised, part by
+    part ("anne-marie" -> "Anne-Marie"), except a name particle, or a connecting word after the first; any other word
+    keeps the user's casing ("McCarthy", "iPhone Repairs")."""
+    words = value.split()
+    return " ".join(
+        word if not word.islower() or word in NAME_PARTICLES or (index and word in _NAME_CONNECTORS)
+        else "-".join(part[:1].upper() + part[1:] for part in word.split("-"))
+        for index, word in enumerate(words))
 
 
 _NORMALISE_STRIP = re.compile(r"^(?:(?:a|an|the|my|some|their|his|her|our|any|to)\s+)+", re.I)
