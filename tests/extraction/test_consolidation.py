@@ -186,3 +186,27 @@ def test_similar_wording_with_the_same_subject_is_a_new_value_not_a_duplicate(se
     assert counts.updated == 1
     assert Memory.objects.get(content="Alice likes tea").status == "superseded"
     assert Memory.objects.get(content="Alice doesn't like tea anymore").status == "active"
+
+
+@pytest.mark.parametrize(
+    ("added", "retraction"),
+    [
+        # A typed variant: a retraction of "phone" covers "phone:work".
+        (fact("Alice's work phone is +33 1 23 45 67 89", subject="phone:work", metadata={"pii": True}),
+         fact("Forget Alice's phone number", seqs=[2], subject="phone", action="delete")),
+        # A kin subject: a retraction of "address" reaches "location".
+        (fact("Alice lives in Lyon", subject="location"),
+         fact("Forget Alice's address", seqs=[2], subject="address", action="delete")),
+        # A plain value: no subject, the value names what goes.
+        (fact("Alice's email is alice@example.com", metadata={"pii": True}),
+         fact("Forget alice@example.com", seqs=[2], action="delete", metadata={"value": "alice@example.com"})),
+    ],
+    ids=["typed-variant", "kin-subject", "plain-value"],
+)
+def test_retraction_reaches_an_addition_of_the_same_batch(session, job, added, retraction):
+    counts = _run(session, job, added, retraction)
+
+    assert (counts.added, counts.deleted, counts.unchanged) == (1, 1, 0)
+    memory = Memory.objects.get()
+    assert memory.content == added.content and memory.status == "deleted"
+    assert list(memory.revisions.order_by("id").values_list("action", flat=True)) == ["create", "delete"]
