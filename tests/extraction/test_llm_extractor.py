@@ -669,9 +669,11 @@ def test_an_id_the_model_was_not_shown_is_refused_without_a_subject(make_extract
         _extract(extractor, existing=[EXISTING[1]])
 
 
-def test_personal_contact_details_are_marked_as_such(make_extractor, server):
-    email = {**ADD_ITEM, "content": "Alice's email is alice@example.com", "memory_type": "fact", "subject": "email",
-             "source_seqs": [1]}
+@pytest.mark.parametrize("subject", ["email", "phone:work", "email:work", "address:home"])
+def test_personal_contact_details_are_marked_as_such(make_extractor, server, subject):
+    # A typed subject ("phone:work" for a second number) is as personal as its base subject.
+    email = {**ADD_ITEM, "content": "Alice's contact detail is alice@example.com", "memory_type": "fact",
+             "subject": subject, "source_seqs": [1]}
     server.script(Reply.memories(email, DELETE_ITEM))
 
     added, deleted = _extract(make_extractor())
