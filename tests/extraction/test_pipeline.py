@@ -297,6 +297,29 @@ def test_a_store_whose_model_went_away_shows_it_and_waits_for_one(tenant_a, sett
     assert done["complete"] is True and Memory.objects.filter(content__icontains="Lisbon").exists()
 
 
+def test_the_sweep_leaves_idle_sessions_of_a_store_whose_extractor_cannot_run_alone(tenant_a, settings,
+                                                                                     configure_store):
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from apps.extraction.services import extraction_sweep
+
+    settings.LLM_API_KEY = "sk-live"
+    configure_store(tenant_a.store, extraction_config={"extractor": "llm", "idle_seconds": 60})
+    settings.LLM_API_KEY = ""  # the server restarted without it
+    assert _say(tenant_a.client("write"), "I live in Rome")["extraction_job"] is None
+    Session.objects.update(last_activity_at=timezone.now() - timedelta(seconds=61))
+
+    with CaptureQueriesContext(connection) as queries:
+        assert extraction_sweep()["idle_sessions"] == 0
+
+    assert not [query["sql"] for query in queries if "FOR UPDATE" in query["sql"]]  # no session locked for nothing
+    assert Session.objects.get().scheduled_seq == 0 and not ExtractionJob.objects.exists()
+
+
 def test_terminate_ends_a_session_whose_extractor_cannot_run(tenant_a, settings):
     settings.LLM_API_KEY = "sk-live"
     store_update(store=tenant_a.store, changes={"extraction_config": {"extractor": "llm", "every_n_turns": 5}})
