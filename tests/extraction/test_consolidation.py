@@ -7,14 +7,14 @@ from apps.extraction.extractors.base import Candidate
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.normalise import content_hash
-from apps.memories.services import memory_approve, store_update
+from apps.memories.services import memory_approve
 
 ACTOR = Actor.system("extraction")
 
 
 @pytest.fixture
-def session(tenant_a):
-    store_update(store=tenant_a.store, changes={"extraction_config": {"enabled": False}})
+def session(tenant_a, configure_store):
+    configure_store(tenant_a.store, extraction_config={"enabled": False})
     result = messages_ingest(
         store=tenant_a.store, session_external_id="s-1", user_id="alice", agent_id="bot",
         messages=[MessageInput(role="user", content=f"message {i}") for i in range(4)],
@@ -160,9 +160,9 @@ def test_model_decided_update_and_delete_by_target_id(session, job):
     assert email.status == "superseded" and dog.status == "deleted"
 
 
-def test_review_policy_holds_memories_and_supersedes_on_approval(session, job, tenant_a):
+def test_review_policy_holds_memories_and_supersedes_on_approval(session, job, tenant_a, configure_store):
     _run(session, job, fact("Alice lives in Paris", subject="location"))
-    store_update(store=session.store, changes={"review_policy": "review"})
+    configure_store(session.store, review_policy="review")
     session.store.refresh_from_db()
     counts = _run(session, job, fact("Alice lives in Berlin", subject="location"))
     assert counts.added == 1

@@ -506,9 +506,8 @@ def test_auto_extracts_with_the_model_when_one_is_configured(tenant_a, configure
     assert len(inline_llm_extraction.requests) == 1
 
 
-def test_auto_is_rules_without_a_model(tenant_a, settings):
-    settings.EXTRACTION_RUN_INLINE = True
-
+@pytest.mark.usefixtures("inline_extraction")
+def test_auto_is_rules_without_a_model(tenant_a):
     body = _post_messages(tenant_a.client("write"), {0: ("user", INTRODUCTION)})
 
     job = ExtractionJob.objects.get(pk=body["extraction_job"])
