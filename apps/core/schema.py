@@ -95,7 +95,7 @@ class ApiSchema(AutoSchema):
             responses = super()._get_response_bodies(direction)
         codes = ["400", "401", "403"]
         has_path_parameters, paginated = bool(uritemplate.variables(self.path)), self._get_paginator() is not None
-        if has_path_parameters or paginated:
+        if has_path_parameters:
             codes.append("404")
         accepts_key = getattr(self.view, "accepts_idempotency_key", None)
         if accepts_key is not None and accepts_key(self.method):
@@ -104,9 +104,8 @@ class ApiSchema(AutoSchema):
             codes += ["413", "415"]
         for code in codes:
             description = ERRORS[code]
-            if code == "404" and paginated:
-                cursor = "An invalid `cursor`."
-                description = f"{description} {cursor}" if has_path_parameters else cursor
+            if code == "400" and paginated:  # ApiCursorPagination: a cursor it did not write is a validation error
+                description = f"{description} Also an invalid `cursor`."
             if code not in responses:
                 responses[code] = self._get_response_for_code(
                     OpenApiResponse(ErrorOutput, description=description), code, direction=direction

@@ -165,7 +165,9 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
     user_id = session.user_id
     live = _LiveMemories(store, user_id, candidates)
     # Plain additions are written together in one bulk create at the end (or earlier, before a
-    # candidate that could replace or retract one of them), instead of one write per candidate.
+    # candidate that could replace or retract one of them), instead of one write per candidate. A
+    # retraction reaches more than its own subject (typed variants, kin subjects, a memory holding the
+    # value), so every delete comes after the additions before it.
     pending: list[tuple[Candidate, MemoryInput, tuple[str, dict]]] = []
 
     def write_pending() -> None:
@@ -184,7 +186,9 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         pending.clear()
 
     for candidate in candidates:
-        if candidate.subject and any(waiting.subject == candidate.subject for waiting, _, _ in pending):
+        if candidate.action == "delete" or (
+            candidate.subject and any(waiting.subject == candidate.subject for waiting, _, _ in pending)
+        ):
             write_pending()
         source = {"session_id": session.external_id, "job_id": str(job.pk), "message_seqs": candidate.source_seqs}
         context = {"job_id": str(job.pk), "session_id": session.external_id, "message_seqs": candidate.source_seqs,

@@ -75,13 +75,14 @@ def session_jobs_covering(
     oldest first; and whether older ones were left out.
 
     A job covers the messages (from_seq, to_seq]; one that found its range extracted already (from_seq
-    == to_seq) covered none.
+    == to_seq) covered none. The jobs get the caller's session and its store instead of a join for each.
     """
     newest = list(
         ExtractionJob.objects.filter(session=session, to_seq__gt=since_seq, from_seq__lt=F("to_seq"))
-        .select_related("store", "session")
         .order_by("-to_seq", "-created_at")[: limit + 1]
     )
+    for job in newest:
+        job.session, job.store = session, session.store
     return newest[:limit][::-1], len(newest) > limit
 
 

@@ -47,10 +47,17 @@ def extraction_job_schedule(*, session: Session, trigger: str, force: bool = Fal
 
     Call inside a transaction holding the session row lock. At most one job per session is open;
     a finishing job schedules the next one, so a session's messages are extracted in order. While the
-    store's extractor cannot run here (llm without a model), messages wait: a job could only fail.
+    store's extractor cannot run here (llm without a model), messages wait: a job could only fail; a
+    forced schedule (a flush) is refused with a ConflictError saying what is missing.
     """
     config = extraction_settings_for(session.store)
-    if not config.enabled or session.last_seq <= session.extracted_seq or extractor_problem(config.extractor):
+    if not config.enabled or session.last_seq <= session.extracted_seq:
+        return None
+    problem = extractor_problem(config.extractor)
+    if problem:
+        if force:
+            raise ConflictError(f"Cannot extract: {problem}.", code="extractor_not_ready",
+                                details={"extractor": config.extractor})
         return None
     if not force and session.unscheduled_user_turns < config.every_n_turns:
         return None
@@ -78,11 +85,6 @@ def extraction_flush(*, session: Session, trigger: str = ExtractionJob.Trigger.F
         open_job = ExtractionJob.objects.filter(session=locked, status__in=ExtractionJob.OPEN_STATUSES).first()
         if open_job:
             return open_job
-        config = extraction_settings_for(locked.store)
-        problem = extractor_problem(config.extractor)
-        if config.enabled and locked.last_seq > locked.extracted_seq and problem:
-            raise ConflictError(f"Cannot extract: {problem}.", code="extractor_not_ready",
-                                details={"extractor": config.extractor})
         return extraction_job_schedule(session=locked, trigger=trigger, force=True)
 
 
@@ -113,7 +115,9 @@ def _flush_and_wait(*, session: Session, wait_seconds: float, trigger: str) -> t
             break
         if time.monotonic() >= deadline:
             break
+    store = session.store
     session.refresh_from_db()
+    session.store = store  # the same row; refresh_from_db drops it and the caller renders it
     complete = session.extracted_seq >= session.last_seq
     return list(jobs.values()), complete
 
@@ -258,7 +262,9 @@ class ExtractorNotReady(Exception):
     """The store's extractor is not configured on this server (e.g. llm without a model)."""
 
 
-_FAILURE_FIELDS = ["error", "lease_expires_at", "duration_ms", "status", "run_after", "finished_at", "updated_at"]
+# The extractor too: a run that fell back to the rules (or ran an auto job's rules) says so when it then fails.
+_FAILURE_FIELDS = ["error", "lease_expires_at", "duration_ms", "status", "run_after", "finished_at", "extractor",
+                   "fallback_reason", "updated_at"]
 
 
 def _record_failure(*, job: ExtractionJob, error: Exception, started: float, retry: bool = True) -> ExtractionJob:
@@ -342,6 +348,8 @@ def extraction_job_retry(*, job: ExtractionJob) -> ExtractionJob:
         locked.run_after = None
         locked.finished_at = None
         locked.trigger = ExtractionJob.Trigger.RETRY
+        if locked.fallback_reason:  # the rules ran instead of the model: a fresh set of attempts asks the model
+            locked.extractor, locked.fallback_reason = "llm", ""
         locked.save()
         transaction.on_commit(lambda: _enqueue(locked.pk))
     return locked
@@ -371,8 +379,8 @@ def extraction_sweep() -> dict:
     idle = 0
     for store in MemoryStore.objects.all().only("pk", "extraction_config", "tenant_id"):
         config = extraction_settings_for(store)
-        if not config.enabled or not config.idle_seconds:
-            continue
+        if not config.enabled or not config.idle_seconds or extractor_problem(config.extractor):
+            continue  # messages of a store whose extractor cannot run here wait; no lock taken for nothing
         quiet_since = now - timedelta(seconds=config.idle_seconds)
         candidates = Session.objects.filter(
             store=store, last_activity_at__lt=quiet_since, last_seq__gt=F("scheduled_seq")

@@ -166,9 +166,6 @@ class SearchSettings:
     limit: int
     min_score: float | None
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
 
 def search_settings_for(store) -> SearchSettings:
     """What a search of the store uses for what it does not say: the store's search_defaults over ours."""

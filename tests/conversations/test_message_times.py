@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 from django.utils import timezone
 
 from apps.conversations.models import Message, Session
+from apps.conversations.services import messages
 from apps.extraction import services as extraction_services
 from apps.extraction.models import ExtractionJob
 
@@ -51,6 +52,14 @@ def test_a_time_more_than_five_minutes_ahead_is_a_400_naming_the_message(quiet_s
     # A client clock a little ahead of the server's is not a mistake.
     slightly_ahead = (timezone.now() + timedelta(minutes=2)).isoformat()
     assert _post(client, [{"role": "user", "content": "x", "created_at": slightly_ahead}]).status_code == 202
+
+
+def test_the_allowed_clock_skew_is_named_as_configured(quiet_store, monkeypatch):
+    monkeypatch.setattr(messages, "MESSAGE_TIME_SKEW", timedelta(minutes=2))
+    ahead = (timezone.now() + timedelta(minutes=3)).isoformat()
+    response = _post(quiet_store.client("write"), [{"role": "user", "content": "x", "created_at": ahead}])
+    assert response.status_code == 400, response.content
+    assert "is more than 2 minutes in the future" in response.json()["error"]["message"]
 
 
 def test_a_time_that_is_not_a_date_is_a_400(quiet_store):

@@ -132,6 +132,22 @@ def test_client_errors_are_documented_with_the_error_shape(db):
             assert set(inner["required"]) == {"code", "message", "details"}
 
 
+def test_an_invalid_cursor_is_documented_as_the_400_it_is_not_a_404(db):
+    schema = _schema()
+    lists = 0
+    for path, method, operation in _operations(schema):
+        if "{" not in path:
+            assert "404" not in operation["responses"], (method, path)  # nothing to find, nothing to miss
+        if "cursor" in {parameter["name"] for parameter in operation.get("parameters", [])}:
+            lists += 1
+            assert "`cursor`" in operation["responses"]["400"]["description"], (method, path)
+            if "404" in operation["responses"]:
+                assert "cursor" not in operation["responses"]["404"]["description"], (method, path)
+    assert lists == 8
+    jobs = schema["paths"]["/api/v1/jobs"]["get"]["responses"]
+    assert "404" not in jobs and "invalid `cursor`" in jobs["400"]["description"]
+
+
 def test_request_bodies_are_as_strict_as_the_server(db):
     schema = _schema()
     for path, method, operation in _operations(schema):

@@ -4,12 +4,11 @@ import pytest
 
 from apps.conversations.services import MessageInput, messages_ingest
 from apps.extraction.models import ExtractionJob
-from apps.memories.services import store_update
 
 
 @pytest.fixture
-def failed_job(tenant_a, django_capture_on_commit_callbacks):
-    store_update(store=tenant_a.store, changes={"extraction_config": {"enabled": True}})
+def failed_job(tenant_a, configure_store, django_capture_on_commit_callbacks):
+    configure_store(tenant_a.store, extraction_config={"enabled": True})
     with django_capture_on_commit_callbacks(execute=False):
         result = messages_ingest(
             store=tenant_a.store, session_external_id="s-1", user_id="alice",

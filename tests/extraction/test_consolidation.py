@@ -7,14 +7,14 @@ from apps.extraction.extractors.base import Candidate
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.normalise import content_hash
-from apps.memories.services import memory_approve, store_update
+from apps.memories.services import memory_approve
 
 ACTOR = Actor.system("extraction")
 
 
 @pytest.fixture
-def session(tenant_a):
-    store_update(store=tenant_a.store, changes={"extraction_config": {"enabled": False}})
+def session(tenant_a, configure_store):
+    configure_store(tenant_a.store, extraction_config={"enabled": False})
     result = messages_ingest(
         store=tenant_a.store, session_external_id="s-1", user_id="alice", agent_id="bot",
         messages=[MessageInput(role="user", content=f"message {i}") for i in range(4)],
@@ -160,9 +160,9 @@ def test_model_decided_update_and_delete_by_target_id(session, job):
     assert email.status == "superseded" and dog.status == "deleted"
 
 
-def test_review_policy_holds_memories_and_supersedes_on_approval(session, job, tenant_a):
+def test_review_policy_holds_memories_and_supersedes_on_approval(session, job, tenant_a, configure_store):
     _run(session, job, fact("Alice lives in Paris", subject="location"))
-    store_update(store=session.store, changes={"review_policy": "review"})
+    configure_store(session.store, review_policy="review")
     session.store.refresh_from_db()
     counts = _run(session, job, fact("Alice lives in Berlin", subject="location"))
     assert counts.added == 1
@@ -186,3 +186,27 @@ def test_similar_wording_with_the_same_subject_is_a_new_value_not_a_duplicate(se
     assert counts.updated == 1
     assert Memory.objects.get(content="Alice likes tea").status == "superseded"
     assert Memory.objects.get(content="Alice doesn't like tea anymore").status == "active"
+
+
+@pytest.mark.parametrize(
+    ("added", "retraction"),
+    [
+        # A typed variant: a retraction of "phone" covers "phone:work".
+        (fact("Alice's work phone is +33 1 23 45 67 89", subject="phone:work", metadata={"pii": True}),
+         fact("Forget Alice's phone number", seqs=[2], subject="phone", action="delete")),
+        # A kin subject: a retraction of "address" reaches "location".
+        (fact("Alice lives in Lyon", subject="location"),
+         fact("Forget Alice's address", seqs=[2], subject="address", action="delete")),
+        # A plain value: no subject, the value names what goes.
+        (fact("Alice's email is alice@example.com", metadata={"pii": True}),
+         fact("Forget alice@example.com", seqs=[2], action="delete", metadata={"value": "alice@example.com"})),
+    ],
+    ids=["typed-variant", "kin-subject", "plain-value"],
+)
+def test_retraction_reaches_an_addition_of_the_same_batch(session, job, added, retraction):
+    counts = _run(session, job, added, retraction)
+
+    assert (counts.added, counts.deleted, counts.unchanged) == (1, 1, 0)
+    memory = Memory.objects.get()
+    assert memory.content == added.content and memory.status == "deleted"
+    assert list(memory.revisions.order_by("id").values_list("action", flat=True)) == ["create", "delete"]

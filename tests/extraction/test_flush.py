@@ -159,3 +159,17 @@ def test_the_report_costs_the_same_queries_for_two_jobs_or_fifty(tenant_a, confi
     all_jobs, all_queries = queries("")
     assert (few_jobs, all_jobs) == (2, FLUSH_JOB_LIMIT)
     assert all_queries == few_queries
+
+
+def test_the_report_reads_the_jobs_without_joining_the_session_and_store_it_has(tenant_a, configure_store):
+    _session_with_jobs(tenant_a, configure_store, 3)
+    client = tenant_a.client("write")
+
+    with CaptureQueriesContext(connection) as captured:
+        body = _flush(client)
+
+    assert len(body["jobs"]) == 3 and {(job["store"], job["session_id"]) for job in body["jobs"]} == {
+        ("main", "chat-1")}
+    job_reads = [query["sql"] for query in captured if query["sql"].startswith('SELECT "extraction_extractionjob"')]
+    assert job_reads and not [sql for sql in job_reads if "JOIN" in sql]
+    assert sum('FROM "memories_memorystore"' in query["sql"] for query in captured) == 1  # the route's lookup

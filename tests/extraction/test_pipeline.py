@@ -7,10 +7,11 @@ drives the same path through a real qcluster process.
 import pytest
 
 from apps.conversations.models import Session
+from apps.extraction.extractors import get_extractor
 from apps.extraction.models import ExtractionJob
 from apps.extraction.services import extraction_job_run
 from apps.memories.models import Memory
-from apps.memories.services import store_update
+from tests.fakes.llm_server import FakeLLMServer, Reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("inline_extraction")]
 
@@ -262,6 +263,10 @@ def test_llm_is_accepted_once_a_model_is_configured(tenant_a, settings, configur
     assert ok.json()["extractor_status"] == {"ready": True, "problem": None, "extractor": "llm"}
 
 
+LISBON = {"content": "Alice lives in Lisbon", "memory_type": "fact", "confidence": 0.9, "action": "add",
+          "target_memory_id": None, "subject": "location", "source_seqs": [2]}
+
+
 def test_a_store_whose_model_went_away_shows_it_and_waits_for_one(tenant_a, settings):
     settings.LLM_API_KEY = "sk-live"
     client = tenant_a.client("admin")
@@ -290,16 +295,48 @@ def test_a_store_whose_model_went_away_shows_it_and_waits_for_one(tenant_a, sett
     assert "LLM_API_KEY" in flush.json()["error"]["message"]
     assert ExtractionJob.objects.count() == 1 and not Memory.objects.exists()
 
-    # Configured again, the waiting messages are extracted.
-    settings.LLM_API_KEY = "sk-live"
-    store_update(store=tenant_a.store, changes={"extraction_config": {"extractor": "rules"}})
-    done = tenant_a.client("write").post("/api/v1/stores/main/sessions/chat-1/flush?wait=10").json()
-    assert done["complete"] is True and Memory.objects.filter(content__icontains="Lisbon").exists()
+    # Configured again (a model on a fake server), the waiting messages are extracted by it; the store kept llm.
+    with FakeLLMServer(default=Reply.memories(LISBON)) as server:
+        settings.LLM_PROVIDER, settings.LLM_MODEL, settings.LLM_MAX_RETRIES = "openai", "gpt-test-mini", 0
+        settings.LLM_BASE_URL, settings.LLM_API_KEY = server.openai_base_url, "sk-live"
+        get_extractor.cache_clear()  # extractors are built once per process, from the settings
+        try:
+            assert _store(client)["extractor_status"] == {"ready": True, "problem": None, "extractor": "llm"}
+            done = tenant_a.client("write").post("/api/v1/stores/main/sessions/chat-1/flush?wait=10").json()
+        finally:
+            get_extractor.cache_clear()
+    assert done["complete"] is True and [job["extractor"] for job in done["jobs"]] == ["llm", "llm"]
+    assert _active(tenant_a.store) == [LISBON["content"]]
+    (request,) = server.requests
+    assert all(text in str(request.body["messages"]) for text in ("My name is Alice", "Lisbon", "I like tea"))
 
 
-def test_terminate_ends_a_session_whose_extractor_cannot_run(tenant_a, settings):
+def test_the_sweep_leaves_idle_sessions_of_a_store_whose_extractor_cannot_run_alone(tenant_a, settings,
+                                                                                     configure_store):
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from apps.extraction.services import extraction_sweep
+
     settings.LLM_API_KEY = "sk-live"
-    store_update(store=tenant_a.store, changes={"extraction_config": {"extractor": "llm", "every_n_turns": 5}})
+    configure_store(tenant_a.store, extraction_config={"extractor": "llm", "idle_seconds": 60})
+    settings.LLM_API_KEY = ""  # the server restarted without it
+    assert _say(tenant_a.client("write"), "I live in Rome")["extraction_job"] is None
+    Session.objects.update(last_activity_at=timezone.now() - timedelta(seconds=61))
+
+    with CaptureQueriesContext(connection) as queries:
+        assert extraction_sweep()["idle_sessions"] == 0
+
+    assert not [query["sql"] for query in queries if "FOR UPDATE" in query["sql"]]  # no session locked for nothing
+    assert Session.objects.get().scheduled_seq == 0 and not ExtractionJob.objects.exists()
+
+
+def test_terminate_ends_a_session_whose_extractor_cannot_run(tenant_a, settings, configure_store):
+    settings.LLM_API_KEY = "sk-live"
+    configure_store(tenant_a.store, extraction_config={"extractor": "llm", "every_n_turns": 5})
     settings.LLM_API_KEY = ""
     _say(tenant_a.client("write"), "My name is Alice")
     ended = tenant_a.client("write").post("/api/v1/stores/main/sessions/chat-1/terminate", {}, format="json")

@@ -456,6 +456,30 @@ def test_the_flush_answer_shows_a_fallback(tenant_a, configure_store, inline_llm
     assert any("TechCorp" in change["content"] for change in flushed["changes"])
 
 
+def test_a_fallback_that_then_fails_says_what_ran_and_a_retry_asks_the_model_again(
+    tenant_a, configure_store, inline_llm_extraction, settings, monkeypatch
+):
+    settings.EXTRACTION_MAX_ATTEMPTS = 1  # the first attempt is the last
+    configure_store(tenant_a.store, extraction_config={"extractor": "llm", "fallback_to_rules": True})
+
+    def broken(**kwargs):
+        raise RuntimeError("consolidation broke")
+
+    monkeypatch.setattr(services, "consolidate", broken)
+    body = _post_messages(tenant_a.client("write"), {0: ("user", INTRODUCTION)})
+
+    job = ExtractionJob.objects.get(pk=body["extraction_job"])
+    assert (job.status, job.extractor) == ("failed", "rules")  # what ran, not what was scheduled
+    assert "HTTP 500" in job.fallback_reason and "consolidation broke" in job.error
+
+    monkeypatch.undo()
+    inline_llm_extraction.default = Reply.memories(EMPLOYER_FACT)
+    assert tenant_a.client("write").post(f"/api/v1/jobs/{job.pk}/retry").status_code == 200
+    job.refresh_from_db()
+    assert (job.status, job.extractor, job.fallback_reason) == ("succeeded", "llm", "")
+    assert list(Memory.objects.values_list("content", flat=True)) == [EMPLOYER_FACT["content"]]
+
+
 def test_without_fallback_a_malformed_model_fails_the_job(tenant_a, inline_llm_extraction, settings):
     settings.EXTRACTION_MAX_ATTEMPTS = 1
     inline_llm_extraction.default = Reply.text_only("I'd rather not say.")
@@ -482,9 +506,8 @@ def test_auto_extracts_with_the_model_when_one_is_configured(tenant_a, configure
     assert len(inline_llm_extraction.requests) == 1
 
 
-def test_auto_is_rules_without_a_model(tenant_a, settings):
-    settings.EXTRACTION_RUN_INLINE = True
-
+@pytest.mark.usefixtures("inline_extraction")
+def test_auto_is_rules_without_a_model(tenant_a):
     body = _post_messages(tenant_a.client("write"), {0: ("user", INTRODUCTION)})
 
     job = ExtractionJob.objects.get(pk=body["extraction_job"])

@@ -13,6 +13,7 @@ from apps.conversations.serializers.sessions import (
     SessionListQuery,
     SessionOutput,
 )
+from apps.conversations.services.messages import MESSAGE_TIME_SKEW
 from apps.core.errors import PayloadTooLargeError
 from apps.core.pagination import NewestFirstCursorPagination, ordered_by
 from apps.memories.api import READ, WRITE, StoreScopedView
@@ -47,7 +48,8 @@ class MessageIngestApi(SessionScopedView):
                     "it was stored with): a flush with `since_seq` one below the first reports on this batch. A "
                     "message's optional `created_at` says when it was sent (default: when it arrives): extraction "
                     "resolves relative dates (\"next Friday\") against it, so an imported old conversation keeps "
-                    "its dates. A time more than 5 minutes in the future is a 400 naming the message; the times of "
+                    f"its dates. A time more than {MESSAGE_TIME_SKEW.total_seconds() / 60:g} minutes in the future "
+                    "is a 400 naming the message; the times of "
                     "a batch need not be in order (`seq` is the transcript's order). The session's "
                     "`last_activity_at`, which idle extraction waits on, is always the arrival time. A session of "
                     "another user or a terminated one is a 409; a batch over the limit, a 413.",

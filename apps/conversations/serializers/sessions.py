@@ -3,6 +3,7 @@ from rest_framework import serializers
 
 from apps.conversations.content import KNOWN_BLOCKS
 from apps.conversations.models import Message, Session
+from apps.conversations.services.messages import MESSAGE_TIME_SKEW
 from apps.core.api import QuerySerializer
 from apps.core.fields import IdentifierField, MetadataField, StorableJSONField, StrictIntegerField
 
@@ -29,7 +30,8 @@ class MessageInput(serializers.Serializer):
     created_at = serializers.DateTimeField(
         required=False, allow_null=True, default=None,
         help_text="When the message was sent (ISO 8601; UTC if no offset); default: when it arrives. Relative "
-                  "dates in it are resolved against this time. At most 5 minutes ahead of the server's clock.",
+                  "dates in it are resolved against this time. At most "
+                  f"{MESSAGE_TIME_SKEW.total_seconds() / 60:g} minutes ahead of the server's clock.",
     )
 
 

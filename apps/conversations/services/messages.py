@@ -85,7 +85,8 @@ def messages_ingest(
         blocks, text = normalise_content(message.content, where=f"messages[{index}]")
         if message.created_at is not None and message.created_at > latest_allowed:
             field_name = f"messages[{index}].created_at"
-            problem = f"{message.created_at.isoformat()} is more than 5 minutes in the future."
+            problem = (f"{message.created_at.isoformat()} is more than "
+                       f"{MESSAGE_TIME_SKEW.total_seconds() / 60:g} minutes in the future.")
             raise ApplicationError(f"{field_name}: {problem}", code="validation_error",
                                    details={field_name: [problem]})
         prepared.append((message, blocks, text))

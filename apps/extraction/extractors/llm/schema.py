@@ -181,7 +181,8 @@ def _candidate(item: object, where: str, scope: AnswerScope) -> Candidate | None
     if not any(seq in scope.message_seqs for seq in seqs):
         return None  # taken from the context lines only: the request that extracted those messages has it
 
-    personal = subject in PII_SUBJECTS and action != "delete"
+    # A typed subject ("phone:work", "address:home") is as personal as its base subject.
+    personal = subject is not None and subject.split(":", 1)[0] in PII_SUBJECTS and action != "delete"
     metadata, tags = ({"pii": True}, ["pii", "contact"]) if personal else ({}, [])
     return Candidate(
         content=content.strip(),
