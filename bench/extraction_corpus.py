@@ -256,7 +256,7 @@ class Score:
     supersede_failures: list[tuple[Item, str]] = field(default_factory=list)
     wrongly_superseded: list[tuple[Item, StoredMemory]] = field(default_factory=list)
     forgotten_ok: int = 0
-    forget_failures: list[tuple[Item, StoredMemory]] = field(default_factory=list)
+    forget_failures: list[tuple[Item, str]] = field(default_factory=list)
 
     @property
     def misses(self) -> int:
@@ -276,7 +276,7 @@ class Score:
             "wrongly_superseded": [{"item": list(i.parts), "memory": m.content, "status": m.status}
                                    for i, m in self.wrongly_superseded],
             "forgotten": len(c.forgotten), "forgotten_ok": self.forgotten_ok,
-            "forget_failures": [{"item": list(i.parts), "memory": m.content} for i, m in self.forget_failures],
+            "forget_failures": [{"item": list(i.parts), "why": why} for i, why in self.forget_failures],
             "memories": [{"content": m.content, "status": m.status, "source": m.source, "date": m.date}
                          for m in self.memories],
         }
@@ -313,11 +313,17 @@ def score(conversation: Conversation, memories: list[StoredMemory]) -> Score:
                 (item, f"in no superseded memory (only {elsewhere})" if elsewhere else "never stored")
             )
     for item in conversation.forgotten:
+        # Honoured only if a memory held the value and was retired: a value never stored proves no forget.
         still_active = first(active, item)
         if still_active:
-            result.forget_failures.append((item, still_active))
-        else:
+            result.forget_failures.append((item, f"still in an active memory: {still_active.content!r}"))
+        elif first(retired, item):
             result.forgotten_ok += 1
+        else:
+            elsewhere = first(memories, item)
+            result.forget_failures.append(
+                (item, f"in no deleted or superseded memory (only {elsewhere})" if elsewhere else "never stored")
+            )
     wanted = (*conversation.expect, *conversation.allow, *conversation.superseded, *conversation.forgotten)
     created = [memory for memory in memories if memory.source == "extraction"]
     result.created = len(created)
@@ -382,6 +388,10 @@ class Tally:
     @property
     def forgets_honoured(self) -> float:
         return _ratio(self.forgotten_ok, self.forgotten)
+
+    @property
+    def junk_share_by_any_match(self) -> float:
+        return _ratio(self.junk_by_any_match, self.created)
 
 
 def _ratio(part: int, whole: int) -> float:

@@ -1,6 +1,6 @@
-"""What every benchmark script needs: Django in the benchmark database, the bench tenant and a fresh
-API key, the production environment for the server and worker subprocesses, log lines, and one result
-line per phase, whose failures decide the exit status."""
+"""What every benchmark script needs: Django in the benchmark database (or, for an in-process script, Django
+without one), the bench tenant and a fresh API key, the production environment for the server and worker
+subprocesses, log lines, and one result line per phase, whose failures decide the exit status."""
 
 import argparse
 import math
@@ -14,6 +14,9 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 BENCH_DATABASE = "memoryhub_bench"
+# What an in-process script's settings read instead of a database: parsed, never connected to, so the embedded
+# PostgreSQL is not started and a query by mistake fails instead of reaching a real database.
+NO_DATABASE_URL = "postgres://no-database.invalid/none"
 TENANT_SLUG = "bench"
 # One per run: the server signs the django-q2 tasks it enqueues and the worker checks them with this key.
 _SECRET_KEY = secrets.token_urlsafe(50)
@@ -85,27 +88,41 @@ def int_list(parser: argparse.ArgumentParser, name: str, text: str) -> list[int]
     return values
 
 
-def parse_args(parser: argparse.ArgumentParser, argv, *, smoke: dict) -> argparse.Namespace:
-    """The script's options plus the common ones: --report, --no-report and --smoke, which sets `smoke`
-    as the defaults (options given explicitly still win) and writes no report unless --report is given."""
-    parser.add_argument("--report", default=str(ROOT / "docs" / "performance.md"), help="page to write to")
-    parser.add_argument("--no-report", dest="report", action="store_const", const=None, help="write no report")
+def parse_args(parser: argparse.ArgumentParser, argv, *, smoke: dict, report: bool = True) -> argparse.Namespace:
+    """The script's options plus the common ones: --smoke, which sets `smoke` as the defaults (options given
+    explicitly still win), and for a script that writes a report (`report`) --report and --no-report; --smoke
+    writes no report unless --report is given."""
+    if report:
+        parser.add_argument("--report", default=str(ROOT / "docs" / "performance.md"), help="page to write to")
+        parser.add_argument("--no-report", dest="report", action="store_const", const=None, help="write no report")
+        smoke = {**smoke, "report": None}
     parser.add_argument("--smoke", action="store_true", help="tiny sizes that run in seconds (a test, not a measure)")
     args = parser.parse_args(argv)
     if args.smoke:
-        parser.set_defaults(**smoke, report=None)
+        parser.set_defaults(**smoke)
         args = parser.parse_args(argv)
     return args
 
 
-def bootstrap_django() -> None:
+def setup_django() -> None:
+    """Django's settings and apps, quiet; the database is whatever the environment names."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
-    os.environ.setdefault("EMBEDDED_PG_DATABASE", BENCH_DATABASE)
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
+
+
+def setup_django_without_database() -> None:
+    """Django for an in-process script: settings and apps, no database (NO_DATABASE_URL)."""
+    os.environ["DATABASE_URL"] = NO_DATABASE_URL
+    setup_django()
+
+
+def bootstrap_django() -> None:
+    os.environ.setdefault("EMBEDDED_PG_DATABASE", BENCH_DATABASE)
+    setup_django()
     from django.conf import settings
 
     name = settings.DATABASES["default"]["NAME"]
@@ -163,22 +180,26 @@ def _exit_on_sigterm(signum, frame):
     raise SystemExit(128 + signum)  # so `finally` blocks stop the server and worker subprocesses
 
 
-def start(title: str) -> tuple[float, float, float]:
-    """Common start of a benchmark: clean exit on SIGTERM, Django on the bench database, a header line.
+def start(title: str, *, database: bool = True) -> tuple[float, float, float]:
+    """Common start of a benchmark: clean exit on SIGTERM, Django on the bench database (or on none, for an
+    in-process script), a header line.
 
     Returns the load average at the start, for the report.
     """
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    bootstrap_django()
+    if database:
+        bootstrap_django()
+        from django.db import connection
+
+        where = f"database {connection.settings_dict['NAME']}"
+    else:
+        setup_django_without_database()
+        where = "no database"
     import report
-    from django.db import connection
 
     load_at_start = os.getloadavg()
-    log(
-        f"{title}: database {connection.settings_dict['NAME']}, {report.cpu_count()} CPUs, "
-        "load average {:.2f} {:.2f} {:.2f}".format(*load_at_start)
-    )
+    log(f"{title}: {where}, {report.cpu_count()} CPUs, " + "load average {:.2f} {:.2f} {:.2f}".format(*load_at_start))
     return load_at_start
 
 

@@ -3,6 +3,7 @@ messages get the times the format gives them, and the scores follow bench/data/e
 
 import importlib.util
 import json
+import math
 import sys
 from datetime import UTC, datetime
 
@@ -135,6 +136,22 @@ def test_forbidden_values_supersedes_and_forgets_are_judged_on_active_memories()
     assert result.missed == [corpus.Item(("York",))] and result.wrongly_superseded == []
 
 
+@pytest.mark.parametrize(("status", "honoured", "why"), [
+    ("deleted", True, None),
+    ("superseded", True, None),
+    ("active", False, "still in an active memory: 'Phone number +33612345678'"),
+    ("pending_review", False, "in no deleted or superseded memory (only pending_review: 'Phone number +33612345678')"),
+    (None, False, "never stored"),  # the extractor missed it: nothing was forgotten
+])
+def test_a_forget_is_honoured_only_when_a_stored_value_was_retired(status, honoured, why):
+    memories = [_memory("Phone number +33612345678", status=status)] if status else []
+
+    result = _scored([_memory("The user's name is Ines Moreau"), *memories])
+
+    assert result.forgotten_ok == int(honoured)
+    assert result.forget_failures == ([] if honoured else [(corpus.Item(("+33 6 12 34 56 78",)), why)])
+
+
 def test_a_superseded_value_must_be_in_a_superseded_memory_and_good_facts_must_stay():
     result = _scored([
         _memory("Ines Moreau lives in Leeds", status="deleted"),
@@ -165,12 +182,39 @@ def test_junk_is_what_no_item_explains_and_the_users_name_explains_one_memory():
     assert result.junk_by_any_match == 0  # the README's looser rule: the name explains them all
     total = corpus.tally([result, result])
     assert (total.conversations, total.created, total.junk, total.expect, total.expect_found) == (2, 10, 4, 6, 6)
-    assert total.junk_share == 0.4 and total.recall == 1.0
 
 
-def test_the_committed_corpus_follows_the_format():
-    root = ROOT / "bench" / "data" / "extraction"
-    if not any(root.glob("*/*.json")):
-        pytest.skip("bench/data/extraction holds no corpus files yet")
-    conversations = corpus.load_corpus(root)
-    assert {c.part for c in conversations} <= set(corpus.PARTS)
+def test_tally_rates_are_over_items_of_every_conversation_and_nan_with_nothing_to_count():
+    memories = [
+        _memory("The user's name is Ines Moreau"),
+        _memory("Ines Moreau lives in Leeds", status="superseded"),
+        _memory("Ines Moreau's phone is 5520 118"),  # junk (the name explains another memory)
+        _memory("Ines Moreau's phone number is +33612345678", status="deleted"),
+    ]
+    full = _scored(memories, expect=["Ines Moreau", "York", "nurse"])  # 1 of 3 found
+    empty = _scored([], expect=["Ines Moreau"], forbid=[], superseded=[], forgotten=[])  # 0 of 1, nothing created
+
+    total = corpus.tally([full, empty])
+
+    assert (total.expect_found, total.expect, total.junk, total.junk_by_any_match, total.created) == (1, 4, 1, 0, 4)
+    assert total.recall == 1 / 4
+    assert (total.junk_share, total.junk_share_by_any_match) == (1 / 4, 0.0)
+    assert total.supersede_correctness == 1.0 and total.forgets_honoured == 1.0
+    nothing = corpus.tally([empty])
+    assert all(math.isnan(rate) for rate in (nothing.junk_share, nothing.junk_share_by_any_match,
+                                             nothing.supersede_correctness, nothing.forgets_honoured))
+    assert nothing.recall == 0.0
+
+
+def test_the_committed_corpus_follows_the_format_and_has_the_size_and_split_asked_for():
+    conversations = corpus.load_corpus(ROOT / "bench" / "data" / "extraction")
+    # Counts only: nothing of the held-out part may be shown, not even by a failing assertion.
+    total = len(conversations)
+    held_out = sum(conversation.part == "held_out" for conversation in conversations)
+    domains = len({conversation.domain for conversation in conversations})
+    parts = sorted({conversation.part for conversation in conversations})
+
+    assert total >= 80
+    assert domains >= 8
+    assert parts == sorted(corpus.PARTS)
+    assert 0.20 <= held_out / total <= 0.35, (held_out, total)

@@ -7,7 +7,8 @@ and summary rows to the page it was given, leaving docs/performance.md alone.
 
 The scripts drop and rebuild indexes, VACUUM and delete stores, so each runs in a database of its own on
 the test server (`<test database>_bench`, created empty, migrated by the script, dropped afterwards), never
-in the test database the other tests use.
+in the test database the other tests use. salience_cost.py runs in-process with no database and writes no
+report: it is checked for its result lines and its exit status only.
 """
 
 import importlib.util
@@ -110,26 +111,12 @@ def test_benchmark_runs_at_smoke_size_and_writes_its_section(script, section, ph
                                                              bench_database, tmp_path):
     page = tmp_path / "performance.md"
     docs_page = (ROOT / "docs" / "performance.md").read_bytes()
-    env = {**os.environ, **database_env(bench_database), "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        [sys.executable, f"bench/{script}", "--smoke", "--report", str(page), *options],
-        cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    try:
-        output, _ = process.communicate(timeout=SMOKE_SECONDS)
-    except subprocess.TimeoutExpired:
-        output = None
-    if output is None:
-        pytest.fail(f"bench/{script} --smoke took over {SMOKE_SECONDS} s:\n{_stop(process)[-4000:]}")
+    env = {**os.environ, **database_env(bench_database)}
+    returncode, output = _run_smoke(script, ["--report", str(page), *options], env)
 
     assert f": database {bench_database}, " in output, output[:1000]  # the script's header line
-    assert process.returncode == 0, output[-4000:]
-    results = [match.groupdict() for match in harness.RESULT_LINE.finditer(output)]
-    assert len(results) == phases, output[-4000:]
-    for result in results:
-        assert result["failed"] == "0", result
-        assert all(math.isfinite(float(result[p])) for p in ("p50", "p95")), result
-    assert f"{phases} phases, none failed" in output
+    assert returncode == 0, output[-4000:]
+    _assert_phases_passed(output, phases)
     for line in printed:
         assert re.search(line, output, re.MULTILINE), (line, output[-4000:])
     text = page.read_text()
@@ -137,3 +124,42 @@ def test_benchmark_runs_at_smoke_size_and_writes_its_section(script, section, ph
     assert text.index("<!-- /summary -->") < text.index(f"<!-- section:{section} -->")
     assert re.search(rf"^\| {section} \| .+ \| .+ (ms|%)", text, re.MULTILINE), text[:3000]
     assert (ROOT / "docs" / "performance.md").read_bytes() == docs_page
+
+
+def test_in_process_benchmark_runs_at_smoke_size_without_a_database(tmp_path):
+    # salience_cost.py: synthetic batches and the corpus's dev sessions, each with salience off, with the model and
+    # with the lexical fallback. Were the settings to start the embedded PostgreSQL, it would make this directory.
+    pgdata = tmp_path / "pgdata"
+    env = {**os.environ, "EMBEDDED_PG_DIR": str(pgdata)}
+    returncode, output = _run_smoke("salience_cost.py", ["--corpus", QUALITY_CORPUS], env)
+
+    assert ": no database, " in output, output[:1000]
+    assert returncode == 0, output[-4000:]
+    _assert_phases_passed(output, 6)
+    # one job per session: the fixture's two conversations have two sessions each
+    assert re.search(r"^dev corpus: 4 jobs, \d+ user turns", output, re.MULTILINE), output[-4000:]
+    assert not pgdata.exists()
+
+
+def _run_smoke(script: str, options: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """(exit status, output) of `bench/<script> --smoke <options>`; a run over SMOKE_SECONDS fails the test."""
+    process = subprocess.Popen(
+        [sys.executable, f"bench/{script}", "--smoke", *options], cwd=ROOT, env={**env, "PYTHONUNBUFFERED": "1"},
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=SMOKE_SECONDS)
+    except subprocess.TimeoutExpired:
+        output = None
+    if output is None:
+        pytest.fail(f"bench/{script} --smoke took over {SMOKE_SECONDS} s:\n{_stop(process)[-4000:]}")
+    return process.returncode, output
+
+
+def _assert_phases_passed(output: str, phases: int) -> None:
+    results = [match.groupdict() for match in harness.RESULT_LINE.finditer(output)]
+    assert len(results) == phases, output[-4000:]
+    for result in results:
+        assert result["failed"] == "0", result
+        assert all(math.isfinite(float(result[p])) for p in ("p50", "p95")), result
+    assert f"{phases} phases, none failed" in output

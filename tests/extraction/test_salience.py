@@ -5,6 +5,7 @@ No database: the real local model (all-MiniLM-L6-v2 from its package) and the co
 
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ from apps.extraction.salience import train
 from apps.extraction.salience.scorer import SalienceScorer, get_scorer
 
 LABELLED = Path(train.__file__).with_name("data") / "labelled.jsonl"
+HELD_OUT = train.REPO / "bench" / "data" / "extraction" / "held_out"
 
 # Held apart from the training data: domains the hand-labelled clauses do not cover (boating, music teaching,
 # winemaking, beekeeping, photography, dentistry, farming, astronomy), written after training.
@@ -64,6 +66,66 @@ def test_the_held_apart_examples_are_not_in_the_training_data():
     trained = {json.loads(line)["text"].casefold() for line in LABELLED.read_text(encoding="utf-8").splitlines()}
 
     assert not trained & {text.casefold() for text in DURABLE_UNSEEN + CHATTER_UNSEEN}
+
+
+# --- No held-out text in the training data -------------------------------------------------------------------
+# The held-out corpus measures the extractor on text nobody tuned it on; a labelled clause taken from it (or
+# barely reworded) would let the classifier learn the answers. The check names labelled.jsonl line numbers only:
+# held-out text is never printed, not even by a failing assertion.
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _words(text: str) -> str:
+    """Casefolded letters, digits and single spaces: what the overlap check compares."""
+    return " ".join("".join(ch for ch in text.casefold() if ch.isalnum() or ch.isspace()).split())
+
+
+def held_out_overlaps(clauses: list[str], held_out_messages: list[str]) -> list[int]:
+    """1-based numbers of the clauses found in a held-out message, or sharing at least half of their words
+    (token-set Jaccard >= 0.5) with a sentence of one."""
+    messages = [_words(message) for message in held_out_messages]
+    sentences = [words for message in held_out_messages for sentence in _SENTENCE_BREAK.split(message)
+                 if (words := set(_words(sentence).split()))]
+    overlapping = []
+    for number, clause in enumerate(map(_words, clauses), start=1):
+        words = set(clause.split())
+        if words and (any(clause in message for message in messages)
+                      or any(len(words & sentence) >= 0.5 * len(words | sentence) for sentence in sentences)):
+            overlapping.append(number)
+    return overlapping
+
+
+def labelled_lines_overlapping_held_out(labelled: Path = LABELLED, held_out: Path = HELD_OUT) -> list[int]:
+    """labelled.jsonl line numbers whose clause overlaps a held-out user message (held_out_overlaps)."""
+    files = sorted(held_out.glob("*.json"))
+    if not files:
+        raise AssertionError(f"no held-out corpus files in {held_out}: nothing to check against")
+    messages = [message["text"] for path in files
+                for conversation in json.loads(path.read_text(encoding="utf-8"))["conversations"]
+                for message in conversation["messages"] if message["role"] == "user"]
+    return held_out_overlaps([json.loads(line)["text"] for line in labelled.read_text(encoding="utf-8").splitlines()],
+                             messages)
+
+
+def test_no_training_clause_overlaps_a_held_out_user_message():
+    overlapping = labelled_lines_overlapping_held_out()  # line numbers only, so a failure shows no held-out text
+
+    assert overlapping == [], f"labelled.jsonl lines overlapping held-out user messages: {overlapping}"
+
+
+def test_the_overlap_check_finds_copies_and_light_rewordings_only():
+    held_out = ["Hello! We moved the office to Harrogate last spring. Can you update the address?",
+                "My daughter, Maya, is the second cardholder."]
+    clauses = [
+        "we moved the office to Harrogate",  # copied, case aside
+        "Maya is the second card-holder",  # copied too: punctuation does not count
+        "we moved our office to Harrogate",  # reworded: 5 words shared of 9 in all
+        "our office is in Leeds",  # shares a word or two: fine
+        "I'm the second director",
+    ]
+
+    assert held_out_overlaps(clauses, held_out) == [1, 2, 3]
 
 
 def test_training_data_is_hand_labelled_both_ways_and_sizeable():

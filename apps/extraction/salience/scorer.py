@@ -20,41 +20,48 @@ from pathlib import Path
 
 import numpy as np
 
-from apps.core.embeddings import EmbeddingError
-from apps.core.embeddings.hashing import HashEmbedder
+from apps.core.embeddings import Embedder, EmbeddingError, get_embedder, resolve_embedding_config
 from apps.extraction.salience.features import FEATURE_NAMES, hand_features
 
 logger = logging.getLogger(__name__)
 
 WEIGHTS_PATH = Path(__file__).with_name("weights.json")
-LOCAL_MODEL = "all-MiniLM-L6-v2"
-LOCAL_DIMENSION = 384
-LEXICAL_DIMENSION = 256
 LEXICAL_MODEL = "salience-lexical-v1"
+LEXICAL_DIMENSION = 256
 
 Embed = Callable[[list[str]], list[list[float]]]
 
 
+def local_embedder() -> Embedder:
+    """The `local` provider's default model (all-MiniLM-L6-v2): the same loaded instance as `local` stores use."""
+    model, dimension = resolve_embedding_config(provider="local", model=None, dimension=None)
+    return get_embedder(provider="local", model=model, dimension=dimension)
+
+
+def lexical_embedder() -> Embedder:
+    """The `hash` provider at the lexical regression's own model name and dimension."""
+    model, dimension = resolve_embedding_config(provider="hash", model=LEXICAL_MODEL, dimension=LEXICAL_DIMENSION)
+    return get_embedder(provider="hash", model=model, dimension=dimension)
+
+
 def local_embed(texts: list[str]) -> list[list[float]]:
-    """The clauses' all-MiniLM-L6-v2 vectors, from the same loaded model as `local` stores use."""
-    from apps.core.embeddings import get_embedder
-
-    return get_embedder(provider="local", model=LOCAL_MODEL, dimension=LOCAL_DIMENSION).embed(texts)
-
-
-_lexical_embedder = HashEmbedder(model=LEXICAL_MODEL, dimension=LEXICAL_DIMENSION)
+    """The clauses' vectors from the local model."""
+    return local_embedder().embed(texts)
 
 
 def lexical_vectors(texts: list[str]) -> np.ndarray:
     """Hashed words and trigrams of each clause, then the hand features."""
-    hashed = np.asarray(_lexical_embedder.embed(texts), dtype=np.float64).reshape(len(texts), LEXICAL_DIMENSION)
-    return np.hstack([hashed, _hand(texts)])
+    embedder = lexical_embedder()
+    return _with_hand(embedder.embed(texts), embedder.dimension, texts)
 
 
 def model_vectors(embeddings, texts: list[str]) -> np.ndarray:
-    """Each clause's embedding, then the hand features."""
-    embedded = np.asarray(embeddings, dtype=np.float64).reshape(len(texts), LOCAL_DIMENSION)
-    return np.hstack([embedded, _hand(texts)])
+    """Each clause's local-model embedding, then the hand features."""
+    return _with_hand(embeddings, local_embedder().dimension, texts)
+
+
+def _with_hand(vectors, dimension: int, texts: list[str]) -> np.ndarray:
+    return np.hstack([np.asarray(vectors, dtype=np.float64).reshape(len(texts), dimension), _hand(texts)])
 
 
 def _hand(texts: list[str]) -> np.ndarray:
@@ -63,6 +70,7 @@ def _hand(texts: list[str]) -> np.ndarray:
 
 
 def sigmoid(values: np.ndarray) -> np.ndarray:
+    """The logistic function; the clip keeps exp from overflowing on large margins."""
     return 1.0 / (1.0 + np.exp(-np.clip(values, -30.0, 30.0)))
 
 
@@ -73,6 +81,9 @@ class SalienceScorer:
         weights = json.loads(weights_path.read_text(encoding="utf-8"))
         if weights["features"] != list(FEATURE_NAMES):
             raise ValueError(f"{weights_path} was trained on other hand features; re-run the training script")
+        local = local_embedder()
+        if weights["model"]["embedding"] != {"model": local.model, "dimension": local.dimension}:
+            raise ValueError(f"{weights_path} was trained on another local embedding model; re-run the training script")
         self._model = (np.asarray(weights["model"]["weights"]), float(weights["model"]["bias"]))
         self._lexical = (np.asarray(weights["lexical"]["weights"]), float(weights["lexical"]["bias"]))
         self._reject_below = float(weights["cascade"]["reject_below"])

@@ -73,7 +73,7 @@ def dev_examples(directory: Path = DEV_CORPUS) -> list[Example]:
     from apps.extraction.extractors.rules.statements import pending_statement
     from apps.extraction.extractors.rules.text import normalise_text, split_clauses, split_sentences
 
-    if directory.name != "dev":
+    if directory.resolve().name != "dev":  # resolved: a link named dev to held_out/ is refused too
         raise ValueError("the salience classifier trains on the dev corpus only")
     ctx = RuleContext(seq=0, role="user", person=Person(), reference=None)
     examples = []
@@ -119,7 +119,7 @@ def fit(features: np.ndarray, labels: np.ndarray, penalty: float, iterations: in
     ridge[-1] = 1e-6  # the bias is not penalised
     beta = np.zeros(columns + 1)
     for _ in range(iterations):
-        probability = 1.0 / (1.0 + np.exp(-np.clip(design @ beta, -30, 30)))
+        probability = predict(design, beta, 0.0)  # the bias is beta's last entry, against the column of ones
         gradient = design.T @ (sample * (probability - labels)) + ridge * beta
         hessian = (design * (sample * probability * (1 - probability))[:, None]).T @ design + np.diag(ridge)
         step = np.linalg.solve(hessian, gradient)
@@ -130,7 +130,9 @@ def fit(features: np.ndarray, labels: np.ndarray, penalty: float, iterations: in
 
 
 def predict(features: np.ndarray, weights: np.ndarray, bias: float) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(features @ weights + bias, -30, 30)))
+    from apps.extraction.salience.scorer import sigmoid  # the scorer's own; importing it needs Django set up
+
+    return sigmoid(features @ weights + bias)
 
 
 def folds(examples: list[Example], count: int) -> list[int]:
@@ -198,12 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     django.setup()
     from apps.extraction.salience.features import FEATURE_NAMES
     from apps.extraction.salience.scorer import (
-        LEXICAL_DIMENSION,
-        LOCAL_DIMENSION,
-        LOCAL_MODEL,
         WEIGHTS_PATH,
+        lexical_embedder,
         lexical_vectors,
         local_embed,
+        local_embedder,
         model_vectors,
     )
 
@@ -241,8 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     result["cascade"] = {"reject_below": REJECT_BELOW, "accept_from": ACCEPT_FROM,
                          "decided_by_lexical": round(float(decided.mean()), 3),
                          **_report("cascade", cascade, labels, sources)}
-    result["model"]["embedding"] = {"model": LOCAL_MODEL, "dimension": LOCAL_DIMENSION}
-    result["lexical"]["embedding"] = {"model": "hash", "dimension": LEXICAL_DIMENSION}
+    for name, embedder in (("model", local_embedder()), ("lexical", lexical_embedder())):
+        result[name]["embedding"] = {"model": embedder.model, "dimension": embedder.dimension}
     if not args.no_write:
         text = json.dumps(result, indent=1)
         text = _NUMBER_LIST.sub(lambda match: "[" + " ".join(match.group(1).split()) + "]", text)  # one line each
