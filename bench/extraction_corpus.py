@@ -68,6 +68,12 @@ class Conversation:
     allow: tuple[Item, ...]
     path: Path
 
+    def said_only_in_last_session(self, item: "Item") -> bool:
+        """Whether every message holding `item` belongs to the conversation's last session."""
+        last = max(message.session for message in self.messages)
+        return all(message.session == last for message in self.messages
+                   if all(key in normalised(message.text) for key in item.keys))
+
     def sessions(self) -> list[tuple[int, list[CorpusMessage]]]:
         """(session number, its messages) in order."""
         grouped: dict[int, list[CorpusMessage]] = {}
@@ -313,11 +319,16 @@ def score(conversation: Conversation, memories: list[StoredMemory]) -> Score:
                 (item, f"in no superseded memory (only {elsewhere})" if elsewhere else "never stored")
             )
     for item in conversation.forgotten:
-        # Honoured only if a memory held the value and was retired: a value never stored proves no forget.
+        # Honoured if a memory held the value and was retired, or if the value is said only in the last session,
+        # so the request to forget it came in the same session (one extraction batch), which must then store
+        # nothing of it. A value said in an earlier session and never stored proves no forget: the statement
+        # was missed.
         still_active = first(active, item)
         if still_active:
             result.forget_failures.append((item, f"still in an active memory: {still_active.content!r}"))
         elif first(retired, item):
+            result.forgotten_ok += 1
+        elif not first(memories, item) and conversation.said_only_in_last_session(item):
             result.forgotten_ok += 1
         else:
             elsewhere = first(memories, item)

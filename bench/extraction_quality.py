@@ -395,7 +395,9 @@ def section(args, *, env, conversations, skipped, scores, rows, runs, jobs, narr
                          "superseded memory "
                          "and in no active one. Good facts retired: expected items found only in superseded or "
                          "deleted memories. Forgets honoured: values the user asked to delete "
-                         "in a deleted or superseded memory and in no active one (a value never stored is not)."),
+                         "in a deleted or superseded memory and in no active one, or in no memory at all when said only in the "
+                         "last session (stated and asked away in one batch); a value said earlier and never stored is "
+                         "not."),
             report.Table("Timing", ["Step", "Count", "p50 ms", "p95 ms"], timing_rows,
                          note=f"{args.concurrency} conversations at a time. Extraction throughput: "
                          f"{jobs['user_turns']} user turns in {jobs['succeeded']} jobs taking "

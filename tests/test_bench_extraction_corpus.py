@@ -141,7 +141,7 @@ def test_forbidden_values_supersedes_and_forgets_are_judged_on_active_memories()
     ("superseded", True, None),
     ("active", False, "still in an active memory: 'Phone number +33612345678'"),
     ("pending_review", False, "in no deleted or superseded memory (only pending_review: 'Phone number +33612345678')"),
-    (None, False, "never stored"),  # the extractor missed it: nothing was forgotten
+    (None, False, "never stored"),  # said in session 1, asked away in session 2: the statement was missed
 ])
 def test_a_forget_is_honoured_only_when_a_stored_value_was_retired(status, honoured, why):
     memories = [_memory("Phone number +33612345678", status=status)] if status else []
@@ -218,3 +218,17 @@ def test_the_committed_corpus_follows_the_format_and_has_the_size_and_split_aske
     assert domains >= 8
     assert parts == sorted(corpus.PARTS)
     assert 0.20 <= held_out / total <= 0.35, (held_out, total)
+
+
+def test_a_value_said_and_forgotten_in_one_session_is_honoured_by_storing_nothing():
+    messages = [
+        {"role": "user", "text": "We moved from Leeds to York."},
+        {"role": "user", "text": "My phone is +33 6 12 34 56 78, but please take it off my file.", "session": 2,
+         "at": "2026-04-02T10:00:00Z"},
+    ]
+
+    nothing_stored = _scored([], messages=messages)
+    still_there = _scored([_memory("Phone number +33612345678")], messages=messages)
+
+    assert (nothing_stored.forgotten_ok, nothing_stored.forget_failures) == (1, [])
+    assert still_there.forgotten_ok == 0
