@@ -148,6 +148,15 @@ class ExplainedQuery:
     hnsw_used: bool
     ef_search_raised: bool = False  # memory_search widened hnsw.ef_search (set_config) for this search
 
+    @property
+    def vector_path(self) -> str:
+        """How the nearest neighbours were found: memory_search ranks a small user or session scope exactly."""
+        if self.hnsw_used:
+            return "nearest neighbours through the HNSW index"
+        if any("CTE vector_scope" in line for line in self.plan):
+            return "nearest neighbours exact (every memory in scope compared)"
+        return "HNSW index NOT used"
+
     def summary(self) -> list[str]:
         """The scans (which index, how many rows, how long) under the CTE or main query they serve."""
         # PostgreSQL prints the CTEs right under the top node, then the top node's own children.
@@ -227,7 +236,7 @@ def explain_searches(store, corpus, args) -> list[ExplainedQuery]:
             ExplainedQuery(
                 title=title,
                 plan=plan,
-                hnsw_used=any(hnsw in line for line in plan),
+                hnsw_used=any(hnsw in line and "never executed" not in line for line in plan),
                 ef_search_raised=bool(settings_sql),
             )
         )
@@ -418,7 +427,7 @@ def section(args, *, env, seed_result, explained, search_results, ingest_results
             "`EXPLAIN (ANALYZE, BUFFERS OFF)` of the SQL `memory_search` sends, on its connection just before it (so "
             f"with its settings); searches that raised `hnsw.ef_search`: {widened}.",
         ],
-        plans=[(f"{q.title}, HNSW index {'used' if q.hnsw_used else 'NOT used'}", q.plan) for q in explained],
+        plans=[(f"{q.title}: {q.vector_path}", q.plan) for q in explained],
     )
 
 
@@ -437,7 +446,7 @@ def main(argv=None) -> int:
     log("query plans:")
     explained = explain_searches(store, corpus, args)
     for query in explained:
-        log(f"  {query.title}: HNSW index {'used' if query.hnsw_used else 'NOT used'}")
+        log(f"  {query.title}: {query.vector_path}")
         for line in query.summary():
             log(f"    {line}")
     if args.seed_only:

@@ -188,6 +188,10 @@ IDEMPOTENCY_TTL_SECONDS = env_int("IDEMPOTENCY_TTL_SECONDS", 24 * 3600, minimum=
 # A claimed key whose request has not answered after this long belongs to a request that died.
 IDEMPOTENCY_IN_PROGRESS_SECONDS = env_int("IDEMPOTENCY_IN_PROGRESS_SECONDS", 300, minimum=1)
 
+# Vector search compares the query with every filtered memory when there are at most this many (exact,
+# and cheap at this size), and uses the approximate HNSW index above it.
+SEARCH_EXACT_MAX_ROWS = env_int("SEARCH_EXACT_MAX_ROWS", 2000, minimum=0)
+
 EMBEDDING_OPENAI_BASE_URL = env_str("EMBEDDING_OPENAI_BASE_URL", "https://api.openai.com/v1")
 EMBEDDING_OPENAI_API_KEY = env_str("EMBEDDING_OPENAI_API_KEY", "")
 EMBEDDING_OPENAI_MODEL = env_str("EMBEDDING_OPENAI_MODEL", "text-embedding-3-small")

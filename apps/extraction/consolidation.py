@@ -89,12 +89,18 @@ class _LiveMemories:
                 SELECT c.position, n.id, 1 - n.distance
                 FROM unnest(%(vectors)s::text[], %(types)s::text[]) WITH ORDINALITY AS c(vector, memory_type, position)
                 CROSS JOIN LATERAL (
-                    SELECT m.id, m.embedding::vector({dimension}) <=> c.vector::vector({dimension}) AS distance
-                    FROM memories_memory m
-                    WHERE m.store_id = %(store)s AND m.user_id = %(user)s AND m.status = 'active'
-                      AND m.memory_type = c.memory_type AND m.embedding_dimension = {dimension}
-                      AND (m.expires_at IS NULL OR m.expires_at > now())
-                    ORDER BY 2
+                    SELECT id, distance
+                    FROM (
+                        -- Exact: OFFSET 0 keeps the HNSW index (approximate, see apps/memories/search.py)
+                        -- from serving the sort, so a duplicate is never missed.
+                        SELECT m.id, m.embedding::vector({dimension}) <=> c.vector::vector({dimension}) AS distance
+                        FROM memories_memory m
+                        WHERE m.store_id = %(store)s AND m.user_id = %(user)s AND m.status = 'active'
+                          AND m.memory_type = c.memory_type AND m.embedding_dimension = {dimension}
+                          AND (m.expires_at IS NULL OR m.expires_at > now())
+                        OFFSET 0
+                    ) scoped
+                    ORDER BY distance, id
                     LIMIT 1
                 ) n
                 """,

@@ -1,13 +1,17 @@
 """Hybrid search: a store's live memories ranked by vector similarity, full text, or both fused.
 
-Both signals are ranked in the database, each through its own index: the partial HNSW index of the
-store's dimension (with pgvector's iterative scan so filters do not starve the result) and the GIN
-full-text index. The query is one statement of CTEs, each built by one function below: the filter
+Both signals are ranked in the database. Vector similarity is exact for a search scoped to a user or a
+session that holds at most SEARCH_EXACT_MAX_ROWS memories: every one is compared with the query. Otherwise
+it goes through the partial HNSW index of the store's dimension, with pgvector's iterative scan so filters
+do not starve the result. HNSW is approximate: an element whose graph neighbours were all deleted, or were
+inserted by transactions that rolled back, is unreachable until VACUUM repairs the graph, so a memory
+written a moment ago could be missing from an index scan. Full text goes through the GIN index. The query is one statement of CTEs, each built by one function below: the filter
 both signals share, the vector candidates, the keyword candidates, their fusion, and the final page.
 """
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.types.json import Jsonb
@@ -67,13 +71,16 @@ def memory_search(
     where, params = _filter_sql(store, search)
     # Each signal contributes a candidate pool a few times the page size, so fusion has overlap.
     candidates = min(max(search.limit * 4, 40), 400)
-    params.update({"candidates": candidates, "limit": search.limit})
+    params.update({"candidates": candidates, "limit": search.limit, "exact_max_rows": settings.SEARCH_EXACT_MAX_ROWS})
     ctes = []
     if search.mode in ("hybrid", "vector"):
         if query_vector is None:
             query_vector = memory_query_vector(store=store, query=search.query)
         params["query_vector"] = vector_literal(query_vector)
-        ctes.append(_vector_hits_cte(int(store.embedding_dimension), where))
+        # Counting a store-wide scope would read thousands of rows on every search; a user's or a session's
+        # memories are few and found through an index.
+        scoped = search.user_id is not None or search.session_id is not None
+        ctes.append(_vector_hits_cte(int(store.embedding_dimension), where, exact_when_few=scoped))
     if search.mode in ("hybrid", "keyword"):
         params["text"] = search.query
         ctes.append(_keyword_hits_cte(where))
@@ -108,19 +115,50 @@ def _filter_sql(store: MemoryStore, search: SearchQuery) -> tuple[str, dict]:
     return " AND ".join(clauses), params
 
 
-def _vector_hits_cte(dimension: int, where: str) -> str:
-    """The nearest memories by cosine distance, through the HNSW index of the store's dimension."""
+def _vector_hits_cte(dimension: int, where: str, *, exact_when_few: bool) -> str:
+    """The nearest memories by cosine distance, through the HNSW index of the store's dimension; with
+    `exact_when_few`, exact over a scope of at most SEARCH_EXACT_MAX_ROWS memories.
+
+    One statement either way: `vector_scope` counts the filtered memories (up to one past the limit) and
+    a one-time filter on that count lets only one of the two branches run.
+    """
     # `dimension` comes from the database (one of SUPPORTED_DIMENSIONS): the cast must match the
     # partial index's expression for the planner to use it.
     distance = f"m.embedding::vector({dimension}) <=> %(query_vector)s::vector({dimension})"
-    return f"""vector_hits AS MATERIALIZED (
+
+    def nearest_by_index(condition: str = "TRUE") -> str:
+        return f"""SELECT m.id, ({distance}) AS distance
+             FROM memories_memory m
+             WHERE m.embedding_dimension = {dimension} AND {where} AND {condition}
+             ORDER BY {distance}
+             LIMIT %(candidates)s"""
+
+    if not exact_when_few:
+        return f"""vector_hits AS MATERIALIZED (
+        SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
+        FROM ({nearest_by_index()}) nearest
+    )"""
+    return f"""vector_scope AS MATERIALIZED (
+        SELECT m.id FROM memories_memory m
+        WHERE m.embedding_dimension = {dimension} AND {where}
+        LIMIT %(exact_max_rows)s + 1
+    ),
+    vector_hits AS MATERIALIZED (
         SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
         FROM (
-            SELECT m.id, ({distance}) AS distance
-            FROM memories_memory m
-            WHERE m.embedding_dimension = {dimension} AND {where}
-            ORDER BY {distance}
-            LIMIT %(candidates)s
+            (SELECT id, distance
+             FROM (
+                 -- OFFSET 0 keeps the sort on the computed distances: the index cannot serve it.
+                 SELECT m.id, ({distance}) AS distance
+                 FROM memories_memory m
+                 WHERE m.id IN (SELECT id FROM vector_scope)
+                   AND (SELECT count(*) FROM vector_scope) <= %(exact_max_rows)s
+                 OFFSET 0
+             ) scoped
+             ORDER BY distance, id
+             LIMIT %(candidates)s)
+            UNION ALL
+            ({nearest_by_index("(SELECT count(*) FROM vector_scope) > %(exact_max_rows)s")})
         ) nearest
     )"""
 

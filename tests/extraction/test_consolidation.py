@@ -1,4 +1,5 @@
 import pytest
+from django.db import connection, transaction
 
 from apps.conversations.services import MessageInput, messages_ingest
 from apps.core.actors import Actor
@@ -7,7 +8,7 @@ from apps.extraction.extractors.base import Candidate
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.normalise import content_hash
-from apps.memories.services import memory_approve
+from apps.memories.services import MemoryInput, memory_approve, memory_create
 
 ACTOR = Actor.system("extraction")
 
@@ -96,6 +97,22 @@ def test_near_duplicate_by_vector_similarity(session, job, near_duplicate_thresh
     counts = _run(session, job, fact(FAR, seqs=[4]))
     assert (counts.added, counts.unchanged) == (1, 0)
     assert sorted(Memory.objects.values_list("content", flat=True)) == sorted([ALLERGY, FAR])
+
+
+def test_near_duplicate_is_found_whatever_the_vector_index_would_return(session, job, near_duplicate_threshold):
+    """The narrowest HNSW scan, with the planner pushed towards it, would find none of alice's memories among
+    others' memories that crowd the query's neighbourhood: the duplicate check compares with each of them."""
+    _run(session, job, fact(ALLERGY, seqs=[1]))
+    for index in range(40):
+        memory_create(store=session.store, item=MemoryInput(user_id=f"other{index}", content=f"{CLOSE} {index}"),
+                      actor=ACTOR)
+    with transaction.atomic(), connection.cursor() as cursor:
+        for setting in ("hnsw.iterative_scan = off", "hnsw.ef_search = 1", "enable_seqscan = off",
+                        "enable_bitmapscan = off", "enable_sort = off"):
+            cursor.execute(f"SET LOCAL {setting}")
+        counts = _run(session, job, fact(CLOSE, seqs=[3]))
+    assert (counts.added, counts.unchanged) == (0, 1)
+    assert list(Memory.objects.filter(user_id="alice").values_list("content", flat=True)) == [ALLERGY]
 
 
 def test_candidate_near_a_memory_the_job_superseded_is_not_absorbed_into_it(session, job, near_duplicate_threshold):

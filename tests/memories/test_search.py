@@ -1,3 +1,5 @@
+import math
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -183,3 +185,63 @@ def test_wide_searches_return_the_requested_number_of_rows(tenant_a):
     results = memory_search(store=store, search=SearchQuery(query="tea", mode="vector", limit=100))
     assert len(results) == 100
     assert [hit.vector_rank for hit in results] == list(range(1, 101))
+
+
+def _cosine_order(store, query, memories):
+    query_vector = store.embedder.embed_query(query)
+    vectors = store.embedder.embed([memory.content for memory in memories])
+
+    def distance(vector):
+        dot = sum(a * b for a, b in zip(query_vector, vector, strict=True))
+        norms = math.sqrt(sum(a * a for a in query_vector)) * math.sqrt(sum(b * b for b in vector))
+        return 1 - dot / norms
+
+    ranked = sorted(zip(memories, vectors, strict=True), key=lambda pair: distance(pair[1]))
+    return [str(memory.pk) for memory, _ in ranked]
+
+
+@contextmanager
+def _narrowest_index_scan():
+    """The narrowest HNSW scan there is, and the planner pushed towards it: on its own it returns at most
+    one row."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        for setting in ("hnsw.iterative_scan = off", "hnsw.ef_search = 1", "enable_seqscan = off",
+                        "enable_bitmapscan = off", "enable_sort = off"):
+            cursor.execute(f"SET LOCAL {setting}")
+        yield
+
+
+def _ours_and_others(store, add_memory):
+    ours = [add_memory(store, text) for text in
+            ("The user prefers dark mode on every screen", "The user's name is Alice", "Alice owns two monitors")]
+    for index in range(60):  # others' memories, closer to the query, crowding the index's neighbourhood
+        add_memory(store, f"set up my new monitor the way I like it {index}", user_id=f"other{index}")
+    return ours
+
+
+MONITOR_QUESTION = "Can you set up my new monitor the way I like it?"
+
+
+def test_a_small_scope_is_ranked_exactly_whatever_the_index_would_find(tenant_a, add_memory):
+    """HNSW is approximate: an element can be unreachable in its graph (all its neighbours deleted, or
+    inserted by transactions that rolled back, until VACUUM), so an index scan may miss a memory written a
+    moment ago. A user's few memories are all compared with the query instead."""
+    store = tenant_a.store
+    ours = _ours_and_others(store, add_memory)
+    with _narrowest_index_scan():
+        hits = memory_search(store=store, search=SearchQuery(query=MONITOR_QUESTION, mode="vector", user_id="alice"))
+    assert [str(hit.memory.pk) for hit in hits] == _cosine_order(store, MONITOR_QUESTION, ours)
+    assert [hit.vector_rank for hit in hits] == [1, 2, 3]
+
+
+def test_a_scope_above_the_exact_limit_goes_through_the_index(tenant_a, add_memory, settings):
+    store = tenant_a.store
+    _ours_and_others(store, add_memory)
+    settings.SEARCH_EXACT_MAX_ROWS = 2
+    with _narrowest_index_scan():
+        hits = memory_search(store=store, search=SearchQuery(query=MONITOR_QUESTION, mode="vector", user_id="alice"))
+    assert len(hits) < 3
+    settings.SEARCH_EXACT_MAX_ROWS = 3
+    with _narrowest_index_scan():
+        hits = memory_search(store=store, search=SearchQuery(query=MONITOR_QUESTION, mode="vector", user_id="alice"))
+    assert len(hits) == 3
