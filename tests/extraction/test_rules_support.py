@@ -100,6 +100,14 @@ def test_digit_groups_are_one_identifier_only_up_to_a_bound():
     ("Can you call me back on 087 123 4567?", "phone", "The user's phone number is 087 123 4567"),
     ("Call me at home on 01 222 3333", "phone:home", "The user's home phone number is 01 222 3333"),
     ("Reach me at work on 01 444 5555 ext 12", "phone:work", "The user's work phone number is 01 444 5555"),
+    ("Mobile is still 07700 900 318.", "phone", "The user's mobile number is 07700 900 318"),
+    ("Ring me instead on 07825 441 360.", "phone", "The user's phone number is 07825 441 360"),
+    ("You can reach us on 07554 301 226.", "phone", "The user's phone number is 07554 301 226"),
+    ("The best phone number to get me on is 07723 509 118.", "phone", "The user's phone number is 07723 509 118"),
+    ("The engineer should ring me when they're outside: 07412 889 350.", "phone",
+     "The user's phone number is 07412 889 350"),
+    ("My direct line is 01 234 5678", "phone:work", "The user's work phone number is 01 234 5678"),
+    ("Please call, the number is 087 123 4567", "phone", "The user's phone number is 087 123 4567"),
 ])
 def test_a_phone_word_governing_the_number_makes_it_the_users_phone_of_that_kind(text, subject, content):
     [phone] = phones(extract(text))
@@ -129,6 +137,8 @@ def test_a_new_mobile_has_the_mobiles_subject():
     "Their phone number is 01 555 1234",
     "My old number was 087 000 1111",
     "Call 0800 123 4567 for help, they said",
+    "Please call, the reference number is 7731 0042",
+    "The product line is 2024 5567 8899",
 ])
 def test_someone_elses_or_a_past_number_is_not_the_users_phone(text):
     assert phones(extract(text)) == []
@@ -366,6 +376,37 @@ def test_a_contact_of_the_user_is_one_memory_and_their_details_never_the_users(t
     assert own_emails(candidates) == [] and phones(candidates) == []
 
 
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("My son Richard looks after things for me. His number is 07831 664 920.", "contact:son:richard:phone",
+     "The user's son Richard's number is 07831 664 920"),
+    ("my wife Neha will be there, I'm at the office that day. her mobile is 07723 118 640", "contact:wife:phone",
+     "The user's wife Neha's mobile is 07723 118 640"),
+    ("I'm calling for my father. His email is des@example.com", "contact:father:email",
+     "The user's father's email is des@example.com"),
+])
+def test_his_or_her_detail_after_naming_a_contact_is_that_contacts(text, subject, content):
+    candidates = extract(text)
+
+    assert one(candidates, subject).content == content
+    assert own_emails(candidates) == [] and phones(candidates) == []
+
+
+@pytest.mark.parametrize("text", [
+    "My husband handles the bills. Her number is 087 999 8888.",  # "her" is not the husband
+    "His number is 087 999 8888.",  # nobody named before it
+])
+def test_a_pronoun_that_fits_no_contact_named_before_it_is_left_alone(text):
+    candidates = extract(text)
+
+    assert not [candidate for candidate in candidates if "087 999 8888" in candidate.content]
+
+
+def test_a_pronoun_reads_only_the_contact_named_in_its_own_message():
+    candidates = extract("My son Richard looks after things for me.", "His number is 087 999 8888.")
+
+    assert not [candidate for candidate in candidates if "087 999 8888" in candidate.content]
+
+
 def test_a_new_assistant_takes_the_old_ones_subject_while_colleagues_are_told_apart_by_name():
     assert subjects(extract("My assistant Tom books my travel")) == subjects(
         extract("My assistant Jane handles my bookings now")) == ["contact:assistant"]
@@ -480,6 +521,20 @@ def test_a_corrected_date_reads_and_resolves_as_the_new_date_alone(first, correc
 
     assert candidate.content == content
     assert {key: value for key, value in candidate.metadata.items() if key.startswith("date")} == dates
+
+
+@pytest.mark.parametrize(("first", "correction", "subject", "kept", "dropped"), [
+    ("My son's mobile is 07911 402 776.",
+     "Oh dear, I have given you the wrong number, it is 07911 402 767, the last two digits the other way round.",
+     "contact:son:phone", "07911 402 767", "07911 402 776"),
+    ("My mobile is 087 123 4567.", "Sorry, that's the wrong number, it's 087 123 4576.", "phone", "087 123 4576",
+     "087 123 4567"),
+])
+def test_a_wrong_number_owned_up_to_is_replaced_by_the_one_given_after_it(first, correction, subject, kept, dropped):
+    candidates = extract(first, correction)
+
+    assert kept in one(candidates, subject).content
+    assert not [candidate for candidate in candidates if dropped in candidate.content]
 
 
 @pytest.mark.parametrize("text", [

@@ -43,21 +43,29 @@ _EMAIL_LABELS = {None: "email address", "work": "work email address", "school": 
 _PHONE_QUALS = ("new|current|main|primary|personal|private|own|mobile|cell|work|office|business|direct|desk|home"
                 "|landline|house|whatsapp|fax|contact|daytime|old|previous|former|other|second|alternative|alternate"
                 "|backup|usual")
-_PHONE_NOUN = r"(?:mobile(?:\s+phone)?|cell(?:\s*phone)?|telephone|phone|tel|landline|whatsapp|fax|number)"
+_PHONE_NOUN = r"(?:mobile(?:\s+phone)?|cell(?:\s*phone)?|telephone|phone|tel|landline|whatsapp|fax|number|line)"
+_REACH_ME = (r"(?:call|ring|phone|text|sms|message|whatsapp|reach|contact|get\s+hold\s+of|get|catch)\s+(?:me|us)"
+             r"(?:\s+back)?(?:\s+(?:instead|directly|first|anytime|any\s+time))?")
 _OWN_PHONE = re.compile(
     rf"(?P<owner>\b(?:my|our)\s+)?(?P<quals>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})\b(?P<noun>{_PHONE_NOUN})\b"
     r"(?:\s+(?:number|no\.?|#))?(?:\s+(?:on\s+file|on\s+(?:the|my)\s+account|for\s+(?:the|my)\s+account))?"
     r"\s*(?:is\s+now|is|'s|:|=|-|(?:has\s+)?changed(?:\s+to|\s*[,:;-]\s*(?:it's|it\s+is|the\s+new\s+one\s+is)?))?"
-    rf"\s*(?:now\s+)?(?P<number>{_PHONE_VALUE})"
-    r"|\b(?:call|ring|phone|text|sms|message|whatsapp|reach|contact|get\s+hold\s+of|get|catch)\s+me(?:\s+back)?"
-    r"(?:\s+at\s+(?P<place>home|work|the\s+office))?\s+(?:on|at|via)"
+    rf"\s*(?:(?:now|still|also|actually)\s+)?(?P<number>{_PHONE_VALUE})"
+    rf"|\b{_REACH_ME}(?:\s+at\s+(?P<place>home|work|the\s+office))?\s+(?:on|at|via)"
     rf"\s+(?:my\s+)?(?P<quals2>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})(?:(?P<noun2>{_PHONE_NOUN})\b(?:\s+number)?)?"
     rf"[\s,:-]*(?P<number2>{_PHONE_VALUE})"
-    r"|\bbest\s+(?:number|phone(?:\s+number)?)(?:\s+(?:to\s+(?:call|reach|contact|text|ring)\s+me(?:\s+(?:on|at))?"
-    rf"|for\s+me))?\s*(?:is|:)\s*(?P<number3>{_PHONE_VALUE})"
-    rf"|^I(?:'m|\s+am)\s+(?:reachable\s+|contactable\s+)?on\s+(?P<number4>{_PHONE_VALUE})$",
+    r"|\bbest\s+(?:number|phone(?:\s+number)?)(?:\s+(?:to\s+(?:call|reach|contact|text|ring|get)\s+(?:me|us)"
+    rf"(?:\s+(?:on|at))?|for\s+me))?\s*(?:is|:)\s*(?P<number3>{_PHONE_VALUE})"
+    rf"|^I(?:'m|\s+am)\s+(?:reachable\s+|contactable\s+)?on\s+(?P<number4>{_PHONE_VALUE})$"
+    # "the engineer should ring me when they're outside: 07412 889 350": a colon hands the number to the verb
+    rf"|\b{_REACH_ME}\b[^.:;?!]{{0,40}}:\s*(?P<number5>{_PHONE_VALUE})",
     re.I,
 )
+_NUMBERS = ("number", "number2", "number3", "number4", "number5")
+# "number is ..." on its own is a phone number where the clause is about calling ("If you must call, number is ...");
+# a word before it names another kind of number ("loyalty number is ...", identifiers.py).
+_CALLING = re.compile(r"\b(?:call|ring|phone|text|reach|contact)\b", re.I)
+_LABELLED = re.compile(r"(?<!\w)(?!(?:the|my|our|a)\s)[^\W\d_][\w-]*\s+$", re.I)
 _PHONE_KINDS = {"work": "work", "office": "work", "business": "work", "direct": "work", "desk": "work",
                 "home": "home", "landline": "home", "house": "home", "whatsapp": "whatsapp", "fax": "fax",
                 "other": "other", "second": "other", "alternative": "other", "alternate": "other", "backup": "other"}
@@ -118,7 +126,7 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
     """Phone numbers a phone word governs: "my mobile is ...", "call me on ...", "best number to reach me is ..."."""
     found = []
     for match in _OWN_PHONE.finditer(text):
-        number = next(match.group(key) for key in ("number", "number2", "number3", "number4") if match.group(key))
+        number = next(match.group(key) for key in _NUMBERS if match.group(key))
         number = number.strip()
         digits = sum(char.isdigit() for char in number)
         if not 7 <= digits <= 15 or _ISO_DATE.fullmatch(number):
@@ -127,8 +135,11 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
         noun = " ".join((match.group("noun") or match.group("noun2") or "").lower().split())
         if _PAST_WORDS.intersection(quals):
             continue  # "my old number was ..."
+        if noun == "line" and not quals:
+            continue  # "work line", "direct line": a line is a phone only with what kind it is
         if match.group("number") and not match.group("owner"):
-            if noun == "number" and not _PHONE_WORDS.intersection(quals):
+            if noun == "number" and not _PHONE_WORDS.intersection(quals) and (
+                    _LABELLED.search(text[:match.start()]) or not _CALLING.search(ctx.sentence or text)):
                 continue  # "loyalty number is 5520 1188": a number, but not a phone
             if _SOMEONE_ELSES.search(text[max(0, match.start() - 40):match.start()]):
                 continue  # "my wife's mobile is ...", "their number is ..."

@@ -21,6 +21,7 @@ class RuleContext:
     hedged: bool = False
     opening: bool = False  # the first sentence of its message ("Hi, this is Alice")
     lowercase: bool = False  # the message is typed all in lowercase, so a name may be too ("i'm jon snow")
+    sentence: str = ""  # the sentence the clause is from ("Please call, the number is ..." is about calling)
 
     def candidate(
         self,

@@ -42,6 +42,13 @@ _NOT_THEN = re.compile(rf"^{_SORRY}*not\s+(?P<old>{_VALUE})\s*+[,;:-]++\s*+(?:it
 _BARE_VALUE = re.compile(rf"^{_SORRY}+(?:the\s+|on\s+the\s+|on\s+|at\s+)?(?P<new>\d{{1,2}}(?:st|nd|rd|th)|(?:next\s+)?"
                          r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|\d{1,2}(?::\d{2})?\s*(?:am|pm))"
                          r"(?P<old>)(?:[,;].*)?$", re.I)
+# "Oh dear, I have given you the wrong number, it is 07911 402 767": the wrong value goes unnamed.
+_WRONG = re.compile(
+    r"(?:^|[,.;!]\s*+)(?:I(?:'ve|\s+have)?\s+(?:given|sent|told|typed)\s+you\s+the\s+wrong\s+[\w-]+"
+    r"|(?:that's|that\s+is|that\s+was|it's|it\s+was)\s+the\s+wrong\s+[\w-]+)[\s,;:.-]++(?:sorry[\s,]++)?"
+    rf"(?:it's|it\s+is|it\s+should\s+be|the\s+(?:right|correct)\s+one\s+is)\s+(?P<new>{_VALUE})(?P<old>)(?:,.*)?$",
+    re.I,
+)
 _ARTICLE = re.compile(r"^(?:the|a|an|on|at|for|in)\s+", re.I)
 _SHAPES = (
     re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH_PATTERN}\b|\b{MONTH_PATTERN}\s+\d{{1,2}}(?:st|nd|rd|th)?\b",
@@ -49,6 +56,7 @@ _SHAPES = (
     re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.I),
     re.compile(rf"\b(?:next\s+|this\s+)?{WEEKDAY_PATTERN}\b", re.I),
     re.compile(r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b", re.I),
+    re.compile(r"(?<![\w+])(?!\d{4}-\d\d-\d\d)(?=\+?(?:[ .-]?\d){7})\+?\d{2,5}(?:[ .-]\d{2,5}){1,4}(?![\w-])"),  # a phone number
     re.compile(r"(?<![\w-])\d+(?:[.,]\d+)?(?![\w-])"),
 )
 
@@ -76,7 +84,8 @@ def split_mid_correction(text: str) -> tuple[str, str, str] | None:
 def correction(text: str, ctx: RuleContext) -> Candidate | None:
     """A marker candidate for a correction sentence; `apply_corrections` consumes it."""
     text = text.strip().rstrip(" .!")
-    match = _CORRECTION.match(text) or _NOT_BUT.match(text) or _NOT_THEN.match(text) or _BARE_VALUE.match(text)
+    match = (_CORRECTION.match(text) or _NOT_BUT.match(text) or _NOT_THEN.match(text) or _BARE_VALUE.match(text)
+             or _WRONG.search(text))
     if not match:
         return None
     new = _ARTICLE.sub("", match.group("new").strip())

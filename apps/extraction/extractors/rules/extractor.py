@@ -16,6 +16,7 @@ from apps.extraction.extractors.rules.dates import with_resolved_date
 from apps.extraction.extractors.rules.dialogue import agent_statement_as_customer, requested_slots, slot_statements
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
 from apps.extraction.extractors.rules.identifiers import identifiers
+from apps.extraction.extractors.rules.people import mentioned_contact, with_pronouns_resolved
 from apps.extraction.extractors.rules.person import Person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
@@ -159,6 +160,7 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
                        lowercase=item.lowercase)
     found: list[Candidate | PendingStatement] = []
     opening = True
+    contact = None  # the contact the user last named in this message, for "his number is ..."
     for line in item.lines:
         labelled = key_value_line(line.text, base)
         if labelled is not None:
@@ -169,7 +171,10 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
             ctx = dataclasses.replace(base, opening=opening)
             opening = opening and not sentence.clauses
             if message.role == "user":
-                found += _user_sentence(sentence, ctx)
+                if (resolved := with_pronouns_resolved(sentence.text, contact)) != sentence.text:
+                    sentence = _Sentence(text=resolved, clauses=split_clauses(resolved))
+                contact = mentioned_contact(sentence.text) or contact
+                found += _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text))
             else:
                 for clause in sentence.clauses:
                     found += outcomes(clause, ctx) + identifiers(clause.text, ctx, confidence=0.85)

@@ -192,6 +192,11 @@ CONTACT_RELATIONS = {
     "grandmother": ("grandmother", False), "grandfather": ("grandfather", False), "grandma": ("grandmother", False),
     "grandpa": ("grandfather", False), "teammate": ("colleague", False),
 }
+# Which third-person pronoun a relation word takes ("my son ... his number is"); others take any.
+MALE_RELATIONS = _words("husband fiance fiancé boyfriend father dad son brother uncle nephew grandfather grandpa landlord")
+FEMALE_RELATIONS = _words(
+    "wife fiancee fiancée girlfriend mother mum mom daughter sister aunt niece grandmother grandma landlady"
+)
 # Words that may stand before a relation word: "my personal assistant", "my business partner".
 CONTACT_RELATION_MODIFIERS = _words(
     "personal executive virtual office finance financial line account business legal tax care "

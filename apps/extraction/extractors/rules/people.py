@@ -90,6 +90,36 @@ _GOVERNED_PHONE = re.compile(r"(?:\b(?:on|at|number|phone|mobile|cell|tel|landli
 _NOT_NAME_WORDS = frozenset(lexicon.CONTACT_RELATIONS) | {"i", "i'm", "i'll", "i've", "please"}
 
 
+# "my son Richard", "my wife": the contact a later "his number is ..." / "her mobile is ..." in the message means.
+_MENTION = re.compile(rf"\bmy\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})\b"
+                      r"(?:,?\s+(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2}))?", re.I)
+_PRONOUN_DETAIL = re.compile(
+    r"(?:^|(?<=[,;:]\s)|(?<=\band\s))(?P<pronoun>his|her|their)\s+(?=(?:[\w-]+\s+){0,2}?(?:name|e-?mail|number|phone"
+    r"|mobile|cell|landline|address|date\s+of\s+birth|birthday)\b)",
+    re.I,
+)
+
+
+def mentioned_contact(text: str) -> tuple[str, str | None] | None:
+    """The last of the user's contacts a user sentence names, as (relation word, name or None)."""
+    mention = None
+    for match in _MENTION.finditer(text):
+        mention = (match.group("relation").lower(), _name(match.group("name")))
+    return mention
+
+
+def with_pronouns_resolved(text: str, mention: tuple[str, str | None] | None) -> str:
+    """`text` with "his/her/their <detail>" read as the mentioned contact's, where the pronoun fits the relation:
+    after "my son Richard ...", "His number is 07831 664 920" -> "my son Richard's number is 07831 664 920"."""
+    if mention is None:
+        return text
+    relation, name = mention
+    fits = {"his": relation not in lexicon.FEMALE_RELATIONS, "her": relation not in lexicon.MALE_RELATIONS,
+            "their": relation not in lexicon.MALE_RELATIONS | lexicon.FEMALE_RELATIONS}
+    owner = f"my {relation}" + (f" {name}" if name else "") + "'s "
+    return _PRONOUN_DETAIL.sub(lambda match: owner if fits[match.group("pronoun").lower()] else match.group(0), text)
+
+
 def people(text: str, ctx: RuleContext, *, question: bool = False) -> list[Candidate]:
     """A memory about one of the user's contacts stated in a user clause, or []."""
     if question and not re.match(r"^(?:(?:can|could|would|will)\s+you|please)\b", text, re.I):
@@ -178,7 +208,8 @@ def _detail(match: re.Match, text: str, ctx: RuleContext) -> list[Candidate]:
         aspect = "email"
     elif "address" in thing:
         aspect = "address"
-    elif details.get("phone") or any(word in thing for word in ("phone", "mobile", "cell", "landline")):
+    elif details.get("phone") or any(word in thing for word in ("phone", "mobile", "cell", "landline")) or (
+            thing == "number" and PHONE.match(value)):
         aspect = "phone"
     else:
         aspect = normalise_key(thing)
