@@ -451,6 +451,18 @@ def test_a_lowercase_adverb_after_the_relation_is_not_a_name():
     ("Your new SIM has been posted to 15 Main Street, Ennis.", ["new SIM has been posted to 15 Main Street, Ennis"]),
     ("I have logged a complaint on your behalf, reference CMP-7781.", ["logged a complaint", "CMP-7781"]),
     ("Your contract has been renewed until 31 March 2027.", ["renewed until 31 March 2027"]),
+    ("Done, you're booked with Dr Hughes on Wednesday 18 March at 17:45.",
+     ["The user has an appointment booked with Dr Hughes on Wednesday 18 March (2026-03-18) at 17:45"]),
+    ("You're booked on the 09:40 flight to Oslo on Friday 20 March.",
+     ["The user is booked on the 09:40 flight to Oslo on Friday 20 March (2026-03-20)"]),
+    ("Booked: check-up on Wednesday 25 March at 17:45.",
+     ["Booked for the user: check-up on Wednesday 25 March (2026-03-25) at 17:45"]),
+    ("Survey booked for Thursday 7 May, 9am to 12pm.", ["Booked for the user: Survey for Thursday 7 May (2026-05-07)"]),
+    ("Booked at the Harbour Hotel, 21 to 24 September.",
+     ["Booked for the user: at the Harbour Hotel, 21 to 24 September (2026-09-21 to 2026-09-24)"]),
+    ("Your policy actually renews on Thursday 9 April.", ["The user's policy renews on Thursday 9 April (2026-04-09)"]),
+    ("The cruise departs from Lyon on Saturday 3 October.",
+     ["The user's cruise departs from Lyon on Saturday 3 October (2026-10-03)"]),
 ])
 def test_agent_actions_that_matter_later_are_episodes_keeping_amounts_ids_and_dates(text, kept):
     episodes = [c for c in extract(text, role="assistant") if c.memory_type == "episode"]
@@ -465,6 +477,10 @@ def test_agent_actions_that_matter_later_are_episodes_keeping_amounts_ids_and_da
     "I can issue a refund if the item is returned.", "Would you like me to book an engineer visit for Monday?",
     "We can send a replacement once the old one is back.", "I'll get back to you.",
     "If it doesn't arrive by Friday, I'll open a ticket.",
+    "You're booked in for today at 3pm.",  # over by the time it could matter
+    "Booked for Friday 20 March at 11:00.",  # booked, but what?
+    "Your Fixed Saver ends on 28 March.",  # a product's own name: the plan rules keep it current
+    "Your policy renewed on 2 March.",
 ])
 def test_procedure_talk_offers_and_conditionals_are_not_agent_actions(text):
     assert [c for c in extract(text, role="assistant") if c.memory_type == "episode"] == []

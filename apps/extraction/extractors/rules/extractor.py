@@ -21,7 +21,13 @@ from apps.extraction.extractors.rules.person import Person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
 from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement
-from apps.extraction.extractors.rules.support import key_value_line, outcomes, record_name, support_clause
+from apps.extraction.extractors.rules.support import (
+    booking,
+    key_value_line,
+    outcomes,
+    record_name,
+    support_clause,
+)
 from apps.extraction.extractors.rules.text import (
     MAX_CLAUSE_CHARS,
     Clause,
@@ -177,7 +183,8 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
                 found += _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text))
             else:
                 for clause in sentence.clauses:
-                    found += outcomes(clause, ctx) + identifiers(clause.text, ctx, confidence=0.85)
+                    found += (outcomes(clause, ctx) or booking(clause, ctx)) + identifiers(clause.text, ctx,
+                                                                                          confidence=0.85)
                 found += _restated(sentence, ctx)
     return found
 
@@ -223,6 +230,10 @@ def _user_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     """The facts in one user clause. Identifiers count even in questions ("Where is order #123?")."""
     found = _clause_facts(clause, ctx)
     restated = new_value_statement(clause.text)
+    if restated and restated != clause.text and any(_is_contact_detail(candidate) for candidate in found):
+        # "I got a new phone and the number is now ...": the clause gives the number, not a device
+        return [candidate for candidate in found if _is_contact_detail(candidate) or (
+            candidate.subject or "").startswith("identifier:")]
     if restated and restated != clause.text and not any(
             covers(subject, candidate.subject) for candidate in found for subject in _CONTACT_SUBJECTS):
         # "new phone as well, 07457 118 903", "from 20 March my address will be ...": the plain statement
@@ -232,6 +243,10 @@ def _user_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
             return again + [candidate for candidate in found if candidate.subject and candidate.subject.startswith(
                 "identifier:") and candidate.subject not in kept]
     return found
+
+
+def _is_contact_detail(candidate: Candidate) -> bool:
+    return any(covers(subject, candidate.subject) for subject in _CONTACT_SUBJECTS)
 
 
 def _clause_facts(clause: Clause, ctx: RuleContext) -> list[Candidate]:

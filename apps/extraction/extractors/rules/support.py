@@ -7,6 +7,7 @@ the general fact rules.
 """
 
 import re
+from datetime import date
 
 from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules.addresses import address_value, addresses
@@ -125,6 +126,58 @@ def _dated(text: str) -> bool:
 _REMOVAL = re.compile(r"\b(?:removed|deleted|erased|wiped|cleared|purged|taken\s+off|took\s+off|scrubbed)\b", re.I)
 _VALUE_LIKE = re.compile(r"@|\d{3}")
 _SOMEONE = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
+
+
+# A booking the agent confirms, with its date: "You're booked with Dr Lindgren on Wednesday 24 June",
+# "Booked: check-up on Wednesday 25 February at 17:45", "Survey booked for Thursday 7 May", "Booked at the
+# Frankfurter Hof, 21 to 24 September"; and a dated event of the customer's the agent reports ("your policy renews
+# on Thursday 9 April", "the cruise departs from Amsterdam on Saturday 3 October").
+_YOU_ARE_BOOKED = re.compile(r"^(?:(?:done|great|perfect|all\s+done|okay|ok)[\s,.!:-]+)?(?:you're|you\s+are)\s+(?:now\s+"
+                             r"|all\s+)?(?:booked|scheduled|confirmed|(?:all\s+)?set)\s+(?:in\s+)?(?P<rest>(?:with|for|on|at|in"
+                             r"|into)\b.+)$", re.I)
+_BOOKED_LABEL = re.compile(r"^(?:(?:re)?booked|scheduled|rescheduled|confirmed)\s*[:,-]\s*(?P<what>\S.+)$"
+                           r"|^(?:(?:re)?booked|scheduled|rescheduled)\s+(?P<where>(?:at|into|in)\b.+)$"
+                           r"|^(?:(?:a|an|the|your)\s+)?(?P<thing>[\w-]+(?:\s+[\w-]+){0,2}?)\s+(?:is\s+|has\s+been\s+)?"
+                           r"(?:(?:re)?booked|scheduled|rescheduled|confirmed)\s+(?P<when>(?:for|on)\b.+)$", re.I)
+_EVENT_VERBS = (r"renews|expires|ends|starts|begins|departs|leaves|arrives|lands|is\s+due|falls\s+due|runs\s+out"
+                r"|finishes|takes\s+off|comes\s+up\s+for\s+renewal")
+_THEIR_EVENT = re.compile(rf"^(?:(?:actually|so|and|but)\s+)?(?:the|your)\s+(?P<thing>[\w-]+(?:\s+[\w-]+){{0,2}}?)\s+"
+                          rf"(?:actually\s+|now\s+|only\s+)?(?P<verb>{_EVENT_VERBS})\b(?P<rest>.+)$", re.I)
+_NOT_BOOKINGS = frozenset("it this that which what who there here one".split())
+
+
+def _to_come(text: str, reference: date | None) -> bool:
+    """A date in `text` after the message's day (today's visit will not matter later), or any date not in the past
+    when the message has no time."""
+    mentions = find_dates(text, reference)
+    if reference is None:
+        return any(not mention.past for mention in mentions)
+    return any((mention.end_day or mention.day or reference) > reference for mention in mentions)
+
+
+def booking(clause: Clause, ctx: RuleContext) -> list[Candidate]:
+    """A booking the agent confirms, or an event of the customer's it reports, when it has a date to come."""
+    text, person = clause.text, ctx.person
+    if clause.question or clause.uncertain or not _to_come(text, ctx.reference):
+        return []
+    if match := _YOU_ARE_BOOKED.match(text):
+        rest = rewrite_second_person(match.group("rest"), person)
+        # Booked with someone is an appointment ("with Dr Hughes"); booked on or into something, a booking.
+        lead = "has an appointment booked" if rest.lower().startswith("with") else "is booked"
+        return [_outcome(ctx, person.sentence(f"{lead} {rest}"), text, "support.outcome.booked", 0.8)]
+    if (match := _BOOKED_LABEL.match(text)) and (match.group("thing") or "").lower() not in _NOT_BOOKINGS:
+        if match.group("thing"):
+            what = f"{match.group('thing')} {match.group('when')}"
+        else:
+            what = match.group("what") or match.group("where")
+        what = rewrite_second_person(what, person)
+        return [_outcome(ctx, f"Booked for {person.label}: {what}", text, "support.outcome.booked", 0.8)]
+    thing = (match := _THEIR_EVENT.match(text)) and match.group("thing")
+    # A product's own name ("your Fixed Saver ends ...") is the plan rules' to keep current; a common noun is not.
+    if thing and thing.lower() not in _NOT_BOOKINGS and thing.islower():
+        content = person.starting(f"{person.possessive} {match.group('thing')} {match.group('verb')}{match.group('rest')}")
+        return [_outcome(ctx, rewrite_second_person(content, person), text, "support.outcome.event", 0.75)]
+    return []
 
 
 def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
