@@ -6,6 +6,8 @@ phrasings at the extractor level.
 
 import pytest
 
+from apps.extraction.extractors.base import ConversationMessage
+from apps.extraction.extractors.rules import RulesExtractor
 from apps.memories.models import Memory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("inline_extraction")]
@@ -164,3 +166,26 @@ def test_a_value_corrected_mid_sentence_is_stored_corrected(tenant_a, text, kept
     Conversation(tenant_a.client("write")).say(text)
 
     assert active(kept) and not active(dropped)
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("And if possible write me in simple English.", "preference:language",
+     "The user prefers to communicate in simple English"),
+    ("If possible, someone who speaks Polish.", "preference:language", "The user prefers to communicate in Polish"),
+    ("My English is ok but Spanish is better for me.", "preference:language",
+     "The user's English is ok but Spanish is better for them"),
+    ("I am rather hard of hearing these days.", "health:hard of hearing",
+     "The user is rather hard of hearing these days"),
+    ("I'm a bit deaf on the telephone.", "health:deaf", "The user is a bit deaf on the telephone"),
+])
+def test_polite_ifs_and_degree_adverbs_do_not_hide_a_fact(text, subject, content):
+    candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text=text)], existing=[])
+
+    assert [(c.subject, c.content) for c in candidates if c.subject == subject] == [(subject, content)]
+
+
+@pytest.mark.parametrize("text", ["If I move to Spain, write to me in Spanish.", "If you can't reach me, I'm deaf."])
+def test_a_real_condition_still_states_nothing(text):
+    candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text=text)], existing=[])
+
+    assert [c for c in candidates if c.subject in ("preference:language", "health:deaf")] == []

@@ -241,6 +241,9 @@ def test_someone_elses_personal_identifier_is_not_the_users():
     ("I can't take calls", "The user does not want to be contacted by phone"),
     ("Reply by email please", "The user prefers to be contacted by email"),
     ("So please email rather than call", "The user prefers to be contacted by email, not phone"),
+    ("Please send me notifications by push in the app, not SMS",
+     "The user prefers to be contacted by push notification, not text message"),
+    ("Send me updates by text please", "The user prefers to be contacted by text message"),
 ])
 def test_contact_channel_is_one_preference_subject(text, content):
     [candidate] = [c for c in extract(text) if c.subject == CONTACT_CHANNEL]

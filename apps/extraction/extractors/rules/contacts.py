@@ -154,12 +154,15 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
 
 # --- How and when the user wants to be contacted ----------------------------------------------------------
 _CHANNEL = (r"(?:e-?mails?|phone(?:\s+calls?)?|telephone|calls?|text(?:\s+messages?)?|texts|sms|whatsapp|post"
-            r"|letters?|(?:live\s+)?chat)")
+            r"|letters?|(?:live\s+)?chat|push(?:\s+notifications?)?|(?:in-)?app\s+notifications?)")
 _CHANNEL_NAMES = {"email": "email", "emails": "email", "e-mail": "email", "e-mails": "email", "phone": "phone",
                   "phone call": "phone", "phone calls": "phone", "telephone": "phone", "call": "phone",
                   "calls": "phone", "text": "text message", "texts": "text message", "text message": "text message",
                   "text messages": "text message", "sms": "text message", "whatsapp": "WhatsApp", "post": "post",
                   "letter": "post", "letters": "post", "chat": "chat", "live chat": "chat"}
+_CHANNEL_NAMES |= {name: "push notification" for name in ("push", "push notification", "push notifications",
+                                                           "app notification", "app notifications",
+                                                           "in-app notification", "in-app notifications")}
 _VERB_CHANNELS = {"email": "email", "e-mail": "email", "emailed": "email", "e-mailed": "email", "emailing": "email",
                   "call": "phone", "called": "phone", "calling": "phone", "phone": "phone", "phoned": "phone",
                   "phoning": "phone", "ring": "phone", "rang": "phone", "ringing": "phone", "text": "text message",
@@ -172,14 +175,16 @@ _PASSIVE_VERBS = {"phone": "called", "text message": "texted", "email": "emailed
                   "post": "written to", None: "contacted"}
 _ASK = r"^(?:(?:please|kindly|just|only|also|can\s+you|could\s+you|would\s+you|will\s+you|you\s+can)\s+)*"
 # What may follow a channel in a standing preference: "email me instead", "by email, not phone", "email please".
-_CHANNEL_TAIL = re.compile(rf"^[\s,]*(?:(?:only|instead|please|if\s+possible|where\s+possible|from\s+now\s+on|going"
+_CHANNEL_TAIL = re.compile(rf"^[\s,]*(?:(?:only|instead|please|if\s+possible|where\s+possible|from\s+now\s+on|(?:in|on)"
+                           rf"\s+the\s+app|going"
                            rf"\s+forward|in\s+future|thanks|preferably|ideally)\b[\s,]*)*(?:(?:instead\s+of|rather"
                            rf"\s+than|over|not|than|and\s+not|but\s+not|never|to)\s+(?:by\s+|via\s+|a\s+)?"
                            rf"(?P<avoid>{_CHANNEL}|{_CHANNEL_VERB})\b.*|(?:only|instead|please|thanks)?)$", re.I)
 _CONTACT_BY = re.compile(
     rf"{_ASK}(?:contact|reach|update|notify|answer|reply(?:\s+to)?|respond(?:\s+to)?|write\s+back(?:\s+to)?|write\s+to"
     rf"|get\s+back\s+to|get\s+in\s+touch(?:\s+with)?|get\s+hold\s+of|follow\s+up(?:\s+with)?|keep\s+me\s+updated"
-    rf"|keep\s+me\s+posted)(?:\s+me)?\s+(?:only\s+)?(?:by|via|through|over|on"
+    rf"|keep\s+me\s+posted|send\s+me\s+(?:the\s+|my\s+|any\s+)?(?:notifications?|updates?|alerts?|reminders?"
+    rf"|messages?))(?:\s+me)?\s+(?:only\s+)?(?:by|via|through|over|on"
     rf"|using|with)\s+(?:a\s+)?(?P<channel>{_CHANNEL})\b(?P<tail>.*)$",
     re.I,
 )

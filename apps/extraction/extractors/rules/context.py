@@ -61,5 +61,5 @@ SUBJECT_ADVERBS = adverbs(
     "really,also,just,actually,currently,now,still,usually,generally,mostly,totally,absolutely,definitely,truly,"
     "honestly,personally,quite,especially,particularly,recently,finally,officially,already,only,mainly,primarily,"
     "typically,normally,certainly,genuinely,seriously,strongly,kinda,kind of,sort of,very much,much,do,originally,"
-    "happily,proudly,sometimes,often,even"
+    "happily,proudly,sometimes,often,even,rather,very,a bit,a little,pretty,fairly,somewhat,extremely,slightly"
 )

@@ -464,8 +464,10 @@ _SPEAK = re.compile(rf"^I{ADV}\s+(?:can\s+)?speak\s+(?P<langs>.+)$", re.I)
 _NATIVE = re.compile(r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<lang>[A-Za-z]+)$"
                      r"|^(?P<lang2>[A-Za-z]+)\s+is\s+my\s+(?:native|first|mother|main)\s+(?:language|tongue)\b.*$", re.I)
 _LANGUAGE_WISH = re.compile(r"\b(?:speak|talk|write|writes|reply|respond|answer|call|calls|communicate|contact|chat|explain"
-                            r"|someone\s+who\s+speaks?|better|prefer|easier)\b[^.]{0,30}?\bin\s+(?:simple\s+|plain\s+)?"
-                            r"(?P<lang>[A-Za-z]+)\b|\bsomeone\s+who\s+speaks?\s+(?P<lang2>[A-Za-z]+)\b", re.I)
+                            r"|someone\s+who\s+speaks?|better|prefer|easier|read|rather)\b[^.]{0,30}?\bin\s+"
+                            r"(?:(?P<plain>simple|plain)\s+)?(?P<lang>[A-Za-z]+)\b"
+                            r"|\bsomeone\s+who\s+speaks?\s+(?P<lang2>[A-Za-z]+)\b"
+                            r"|\b(?P<lang3>[A-Za-z]+)\s+is\s+(?:much\s+|far\s+)?(?:better|easier)\s+for\s+me\b", re.I)
 _RELATIVE_NAME = re.compile(
     r"^my\s+(?P<who>wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|spouse|son|daughter|kid|child|mom|mum"
     r"|mother|dad|father|brother|sister|dog|cat|puppy|kitten|pet|baby|boss|manager)(?:'s\s+name\s+is|\s+is\s+called"
@@ -533,10 +535,11 @@ def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
     if (match := _NATIVE.match(text)) and (lang := match.group("lang") or match.group("lang2")).lower() in \
             lexicon.LANGUAGES:
         return fact("native_language", "identity.native_language", tags=("identity", "language"), value=lang)
-    if (match := _LANGUAGE_WISH.search(text)) and (lang := match.group("lang") or match.group("lang2")).lower() in \
-            lexicon.LANGUAGES:
+    if (match := _LANGUAGE_WISH.search(text)) and (
+            lang := match.group("lang") or match.group("lang2") or match.group("lang3")).lower() in lexicon.LANGUAGES:
+        said = f"{match.group('plain').lower()} {lang.capitalize()}" if match.group("plain") else lang.capitalize()
         content = rewrite_first_person(text, person) if re.match(r"^(?:I|my)\b", text, re.I) else person.sentence(
-            f"prefers to communicate in {lang.capitalize()}")
+            f"prefers to communicate in {said}")
         return [ctx.candidate(content, memory_type="preference", confidence=0.8, rule="preference.language",
                               subject="preference:language", tags=("preference", "language"),
                               metadata={"value": lang.capitalize()})]

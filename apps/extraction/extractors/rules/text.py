@@ -83,8 +83,11 @@ _LEADING_FILLER = re.compile(
 )
 _HEDGE = re.compile(r"^(?:I think|I guess|I believe|I suppose|I'd say|probably|pretty sure)\b(?:\s+that)?[\s,]*", re.I)
 _QUESTION_START = re.compile(rf"^{_QUESTION_WORDS}\b", re.I)
+# "if possible, write to me in Spanish" is a polite request, not a condition.
+_POLITE_IF = r"(?!\s+(?:possible|at\s+all\s+possible|you\s+can|you\s+could|you\s+don't\s+mind|that's\s+(?:ok|okay|alright)"
+_POLITE_IF += r"|convenient)(?![\w'\u2019]))"
 _CONDITIONAL_START = re.compile(
-    r"^(?:if|unless|suppose|supposing|imagine|assuming|hypothetically|what if|in case|let's say|say|even if|when"
+    rf"^(?:if{_POLITE_IF}|unless|suppose|supposing|imagine|assuming|hypothetically|what if|in case|let's say|say|even if|when"
     r"|whenever|once|as soon as|in theory)\b",
     re.I,
 )
