@@ -108,8 +108,11 @@ def memory_bulk_create(
     digests = [content_hash(item.content) for item in items]
 
     # Embedding can be slow (a model, or an HTTP API) so it happens before the transaction opens;
-    # only texts that are not already known are embedded.
-    known = _find_live_duplicates(store, {(item.user_id, digest) for item, digest in zip(items, digests, strict=False)})
+    # only texts that are not already known are embedded. When the caller has every vector already, there is
+    # nothing to spare: the check inside the transaction is the one that counts.
+    keys = {(item.user_id, digest) for item, digest in zip(items, digests, strict=False)}
+    given = vectors or {}
+    known = {} if all(item.content in given for item in items) else _find_live_duplicates(store, keys)
     to_embed: dict[tuple[str, str], str] = {}
     for item, digest in zip(items, digests, strict=False):
         key = (item.user_id, digest)
