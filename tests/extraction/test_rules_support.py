@@ -410,6 +410,37 @@ def test_a_pronoun_reads_only_the_contact_named_in_its_own_message():
     assert not [candidate for candidate in candidates if "087 999 8888" in candidate.content]
 
 
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("Are braces covered for my son Mateo?", "contact:son:mateo", "The user's son is Mateo"),
+    ("I need the beneficiary changed to my sister, Josephine Adeyinka.", "contact:sister:josephine adeyinka",
+     "The user's sister is Josephine Adeyinka"),
+    ("Please send the receipts also to our accountant, Ms. Sato, sato@kumo-tax.jp", "contact:accountant",
+     "The user's accountant is Sato (sato@kumo-tax.jp)"),
+    ("hi, can you tell me if my husband budi is on the account?", "contact:husband", "The user's husband is Budi"),
+])
+def test_a_contact_named_in_passing_is_remembered_with_the_details_given_with_the_name(text, subject, content):
+    candidates = extract(text)
+
+    assert one(candidates, subject).content == content
+    assert own_emails(candidates) == []
+
+
+@pytest.mark.parametrize("text", [
+    "I spoke with my manager Yesterday about it.",
+    "my boss saw the charge on the statement",
+    "I need the beneficiary changed to my sister, Josephine Adeyinka-Oduya...",  # trails off: a correction may follow
+    "My wife's name is Sara.",  # a family fact (facts.py), not a second memory
+])
+def test_no_contact_is_named_in_passing_by_a_word_that_is_not_a_name(text):
+    assert [c for c in extract(text) if c.metadata.get("rule") == "contact.named_in_passing"] == []
+
+
+def test_a_contact_a_rule_already_states_is_not_named_twice():
+    candidates = extract("My son Richard looks after things for me.")
+
+    assert [c.metadata["rule"] for c in candidates] == ["contact.role"]
+
+
 def test_a_new_assistant_takes_the_old_ones_subject_while_colleagues_are_told_apart_by_name():
     assert subjects(extract("My assistant Tom books my travel")) == subjects(
         extract("My assistant Jane handles my bookings now")) == ["contact:assistant"]

@@ -16,7 +16,11 @@ from apps.extraction.extractors.rules.dates import with_resolved_date
 from apps.extraction.extractors.rules.dialogue import agent_statement_as_customer, requested_slots, slot_statements
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
 from apps.extraction.extractors.rules.identifiers import identifiers
-from apps.extraction.extractors.rules.people import mentioned_contact, with_pronouns_resolved
+from apps.extraction.extractors.rules.people import (
+    contacts_named_in_passing,
+    mentioned_contact,
+    with_pronouns_resolved,
+)
 from apps.extraction.extractors.rules.person import Person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
@@ -180,7 +184,8 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
                 if (resolved := with_pronouns_resolved(sentence.text, contact)) != sentence.text:
                     sentence = _Sentence(text=resolved, clauses=split_clauses(resolved))
                 contact = mentioned_contact(sentence.text) or contact
-                found += _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text))
+                stated = _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text))
+                found += stated + contacts_named_in_passing(sentence.text, ctx, stated)
             else:
                 for clause in sentence.clauses:
                     found += (outcomes(clause, ctx) or booking(clause, ctx)) + identifiers(clause.text, ctx,

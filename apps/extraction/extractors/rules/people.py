@@ -100,6 +100,64 @@ _PRONOUN_DETAIL = re.compile(
 )
 
 
+_TITLE = r"(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+)"
+# "my daughter Lucía is on the plan", "changed to my sister, Josephine Adeyinka", "our accountant, Ms. Sato": a
+# contact named in passing, wherever in the sentence.
+_NAMED_IN_PASSING = re.compile(
+    rf"\b(?:my|our)\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})(?!'s)\b(?:,\s*|\s+)(?:{_TITLE})?"
+    r"(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2})",
+    re.I,
+)
+# Typed in lowercase, a word after the relation is a name only where a name can end: "my husband budi and ...",
+# "our daughter sari who is 14", not "my boss saw the charge".
+_NAMED_IN_PASSING_LOWER = re.compile(
+    rf"\b(?:my|our)\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})(?!'s)\b(?:,\s*|\s+)(?:{_TITLE})?"
+    r"(?P<name>[^\W\d_][\w'-]*)(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|who|is|has|was|will|can|needs?|wants?)\b)",
+    re.I,
+)
+# "my sister, Josephine Adeyinka-Oduya... no, just Josephine Adeyinka": the name the user settles on.
+_NAME_CORRECTED = re.compile(r"^\s*(?:\.{2,}|\u2026|,|-+)?\s*(?:no|sorry|I\s+mean|I\s+meant|actually)\b[\s,.!]*(?:just|it's"
+                             r"|it\s+is|only)?\s*(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2})", re.I)
+
+
+_TIME_WORDS = frozenset("yesterday today tonight tomorrow now then monday tuesday wednesday thursday friday saturday "
+                        "sunday january february march april may june july august september october november "
+                        "december morning afternoon evening".split())
+
+
+def _text_of(item) -> str:
+    return item.content if isinstance(item, Candidate) else item.text
+
+
+def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[Candidate]:
+    """A memory for each contact `text` names ("my daughter Lucía") that no candidate in `known` is about yet, with
+    an email or phone number given right after the name."""
+    found = []
+    pattern = _NAMED_IN_PASSING_LOWER if ctx.lowercase else _NAMED_IN_PASSING
+    for relation_match in pattern.finditer(text):
+        match, end = relation_match, relation_match.end()
+        if corrected := _NAME_CORRECTED.match(text[end:end + 80]):
+            match, end = corrected, end + corrected.end()
+        name = _name(match.group("name"))
+        first = (name or "").split()[0].lower() if name else ""
+        if not name or len(name) < 2 or first in lexicon.COMMON_WORDS or first in ADVERBS or first in _TIME_WORDS:
+            continue  # "my manager Yesterday ..."
+        said = relation_match.group("relation")
+        relation, single = _relation(said)
+        subject = contact_subject(relation, name, single=single)
+        if re.match(r"\s*(?:\.{2,}|\u2026)\s*$", text[end:]):
+            continue  # "my sister, Josephine Adeyinka-Oduya...": trailing off, the next sentence may correct it
+        if any(name.casefold() in _text_of(item).casefold() or getattr(item, "subject", None) == subject
+               for item in [*known, *found]):
+            continue  # already said by a rule, or by a statement the salience classifier will score
+        details = _details(text[end:end + 80])
+        content = f"{ctx.person.possessive} {said.lower()} is {name}"
+        if details:
+            content += f" ({', '.join(details.values())})"
+        found.append(_candidate(ctx, ctx.person.starting(content), said, name, details, "contact.named_in_passing"))
+    return found
+
+
 def mentioned_contact(text: str) -> tuple[str, str | None] | None:
     """The last of the user's contacts a user sentence names, as (relation word, name or None)."""
     mention = None
