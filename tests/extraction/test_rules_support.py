@@ -506,6 +506,43 @@ def test_agent_actions_that_matter_later_are_episodes_keeping_amounts_ids_and_da
     assert episodes[0].metadata["rule"].startswith("support.outcome")
 
 
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("Done: upgraded to Fibre 500 from today on a new 18-month contract.", "plan",
+     "The user is on Fibre 500 from today (2026-03-14) on a new 18-month contract"),
+    ("I've upgraded you to Unlimited Plus.", "plan", "The user is on Unlimited Plus"),
+    ("Done: you'll move to Fibre 500 on Friday 3 July.", "plan",
+     "The user moves to Fibre 500 on Friday 3 July (2026-07-03)"),
+    ("Let me see... you're on Business Unlimited at £22 per line.", "plan",
+     "The user is on Business Unlimited at £22 per line"),
+    ("Done, World 100 is active from today.", "product:world 100", "The user has World 100 active from today"),
+    ("Sure, I've switched your receipts to PDF attachments.", "setting:receipts",
+     "The user's receipts are now PDF attachments"),
+])
+def test_a_change_the_agent_confirms_is_the_customers_plan_or_setting(text, subject, content):
+    assert one(extract(text, role="assistant"), subject).content.startswith(content)
+
+
+@pytest.mark.parametrize("text", [
+    "I've moved you to the next step.",  # not a named plan
+    "I've changed your contact preference to mornings.",  # the customer's own words say that, read by their rules
+    "Would you like me to upgrade you to Fibre 500?",
+    "If you want, I can switch you to Unlimited Plus.",
+])
+def test_what_is_not_a_confirmed_change_gives_no_plan_or_setting(text):
+    assert [c for c in extract(text, role="assistant") if c.metadata["rule"].startswith("support.change")] == []
+
+
+def test_the_customers_correction_corrects_their_own_words_before_the_agents():
+    candidates = conversation(
+        ("user", "I need new SIMs for the team, 4 lines on the same tariff as mine"),
+        ("assistant", "You're on Business Unlimited at £22 per line. Four more lines on that tariff, correct?"),
+        ("user", "Actually make it 3, one of them is leaving."),
+    )
+
+    assert one(candidates, "plan").content == "The user is on Business Unlimited at £22 per line"
+    assert any("3 lines" in c.content for c in candidates) and not any("4 lines" in c.content for c in candidates)
+
+
 @pytest.mark.parametrize("text", [
     "Let me check that for you.", "I'll look into it.", "You could try restarting the router.",
     "I can issue a refund if the item is returned.", "Would you like me to book an engineer visit for Monday?",

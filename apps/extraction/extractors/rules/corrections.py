@@ -138,10 +138,24 @@ def _shape(value: str) -> re.Pattern | None:
 
 
 def _latest_holding(candidates: list[Candidate], fix: dict) -> int | None:
+    """The latest candidate the correction applies to: the customer's own words first ("Actually make it 3" after
+    "4 lines on the same tariff" and the agent's "£22 per line" corrects the 4), then anything of the batch."""
+    for own_words_only in (True, False):
+        if (index := _latest_of(candidates, fix, own_words_only)) is not None:
+            return index
+    return None
+
+
+def _agents_words(candidate: Candidate) -> bool:
+    metadata = candidate.metadata
+    return bool(metadata.get("restated_by_agent")) or str(metadata.get("rule", "")).startswith("support.")
+
+
+def _latest_of(candidates: list[Candidate], fix: dict, own_words_only: bool) -> int | None:
     shape = None if fix["old"] else _shape(fix["new"])
     for index in range(len(candidates) - 1, -1, -1):
         candidate = candidates[index]
-        if candidate.action == "delete":
+        if candidate.action == "delete" or (own_words_only and _agents_words(candidate)):
             continue
         if fix["old"] and _holds(candidate.content, fix["old"]):
             return index

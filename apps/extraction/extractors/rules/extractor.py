@@ -27,6 +27,7 @@ from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
 from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement
 from apps.extraction.extractors.rules.support import (
     booking,
+    confirmed_change,
     key_value_line,
     outcomes,
     record_name,
@@ -188,8 +189,8 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
                 found += stated + contacts_named_in_passing(sentence.text, ctx, stated)
             else:
                 for clause in sentence.clauses:
-                    found += (outcomes(clause, ctx) or booking(clause, ctx)) + identifiers(clause.text, ctx,
-                                                                                          confidence=0.85)
+                    found += (outcomes(clause, ctx) or booking(clause, ctx) or confirmed_change(clause, ctx)) + \
+                        identifiers(clause.text, ctx, confidence=0.85)
                 found += _restated(sentence, ctx)
     return found
 

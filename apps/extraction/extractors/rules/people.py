@@ -58,7 +58,7 @@ def _patterns(word: str, *, lazy: bool) -> _Patterns:
         is_named=re.compile(rf"^my\s+{_RELATION}(?:'s\s+name)?\s+is\s+(?:called\s+)?{name}\b(?P<rest>.*)$", re.I),
         detail=re.compile(
             rf"^my\s+{_RELATION}(?:\s+{short_name}){maybe}'s\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?(?:e-?mail"
-            r"(?:\s+address)?|number|phone|mobile|cell|landline|address|id|details|contact\s+details))\s*(?:is|are|:)"
+            r"(?:\s+address)?|number|phone|mobile|cell|landline|line|address|id|details|contact\s+details))\s*(?:is|are|:)"
             r"\s*(?P<value>\S.*)$",
             re.I,
         ),
@@ -95,7 +95,7 @@ _MENTION = re.compile(rf"\bmy\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_
                       r"(?:,?\s+(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2}))?", re.I)
 _PRONOUN_DETAIL = re.compile(
     r"(?:^|(?<=[,;:]\s)|(?<=\band\s))(?P<pronoun>his|her|their)\s+(?=(?:[\w-]+\s+){0,2}?(?:name|e-?mail|number|phone"
-    r"|mobile|cell|landline|address|date\s+of\s+birth|birthday)\b)",
+    r"|mobile|cell|landline|line|address|date\s+of\s+birth|birthday)\b)",
     re.I,
 )
 
@@ -266,7 +266,7 @@ def _detail(match: re.Match, text: str, ctx: RuleContext) -> list[Candidate]:
         aspect = "email"
     elif "address" in thing:
         aspect = "address"
-    elif details.get("phone") or any(word in thing for word in ("phone", "mobile", "cell", "landline")) or (
+    elif details.get("phone") or any(word in thing for word in ("phone", "mobile", "cell", "landline", "line")) or (
             thing == "number" and PHONE.match(value)):
         aspect = "phone"
     else:

@@ -17,7 +17,7 @@ from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.people import people
 from apps.extraction.extractors.rules.person import rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.subjects import address_subject, email_subject, phone_subject
-from apps.extraction.extractors.rules.text import Clause
+from apps.extraction.extractors.rules.text import Clause, normalise_key
 
 _POLITE_WISH = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:like|prefer|rather|love)\b", re.I)
 # A condition on how a standing fact is used ("... on 087 555 1212 if I'm not available") leaves the fact standing;
@@ -144,6 +144,69 @@ _EVENT_VERBS = (r"renews|expires|ends|starts|begins|departs|leaves|arrives|lands
 _THEIR_EVENT = re.compile(rf"^(?:(?:actually|so|and|but)\s+)?(?:the|your)\s+(?P<thing>[\w-]+(?:\s+[\w-]+){{0,2}}?)\s+"
                           rf"(?:actually\s+|now\s+|only\s+)?(?P<verb>{_EVENT_VERBS})\b(?P<rest>.+)$", re.I)
 _NOT_BOOKINGS = frozenset("it this that which what who there here one".split())
+
+
+# A change the agent confirms: "I've upgraded you to Fibre 500", "Done: upgraded to Fibre 500 from today", "you'll
+# move to Fibre 500 on Friday 3 July", "you're on Business Unlimited at £22 per line", "I've switched your receipts
+# to PDF attachments". A plan the customer is put on takes the "plan" subject, so it replaces the old one; a setting
+# takes its own.
+_PRODUCT = r"(?-i:[A-Z][\w+&.'-]*)(?:\s+(?-i:[A-Z0-9][\w+&.'-]*)){0,3}"
+_CHANGE_VERBS = r"(?:upgraded|downgraded|moved|switched|changed|transferred)"
+_CONFIRMED_CHANGE = re.compile(
+    rf"^(?:I(?:'ve|\s+have)\s+(?:now\s+|also\s+|just\s+)?{_CHANGE_VERBS}\s+(?:you|your\s+(?P<what>[\w-]+(?:\s+[\w-]+)?))"
+    rf"|{_CHANGE_VERBS}|you(?:'ll|\s+will)\s+(?:move|switch|be\s+moved|be\s+switched|go))\s+(?:over\s+)?(?:to|onto)\s+"
+    r"(?:the\s+)?(?P<value>[^,;]{1,60}?)(?P<rest>(?:\s+(?:from|on|starting|as\s+of|at|for|with)\b[^;]*)?)$",
+    re.I,
+)
+_ON_PRODUCT = re.compile(rf"^(?:you're|you\s+are)\s+(?:now\s+|currently\s+|still\s+)?on\s+(?:the\s+)?(?P<value>{_PRODUCT})"
+                         r"(?P<rest>(?:\s+(?:at|for|with|from)\b[^;]*)?)$", re.I)
+_PRODUCT_ACTIVE = re.compile(rf"^(?P<value>{_PRODUCT})\s+is\s+(?:now\s+)?(?:active|live|activated|enabled|set\s+up)\b"
+                             r"(?P<rest>.*)$")
+_OWNED_ELSEWHERE = frozenset("contact address email e-mail phone number mobile name details preference preferences"
+                             .split())
+_DONE_LEAD = re.compile(r"^(?:(?:done|great|perfect|all\s+done|okay|ok|sorted|understood|noted)[\s,.!:-]+)+", re.I)
+
+
+def confirmed_change(clause: Clause, ctx: RuleContext) -> list[Candidate]:
+    """The customer's plan or setting as the agent confirms it changed, or []."""
+    text, person = _DONE_LEAD.sub("", clause.text), ctx.person
+    if clause.question or clause.uncertain or not text:
+        return []
+    if match := _CONFIRMED_CHANGE.match(text):
+        value = match.group("value").strip()
+        rest = rewrite_second_person(match.group("rest") or "", person)
+        what = match.group("what")
+        if what and _OWNED_ELSEWHERE.intersection(what.lower().split()):
+            return []  # contact details and preferences: the customer's own words, read by their rules
+        if what:
+            content = person.starting(f"{person.possessive} {what} {'are' if what.endswith('s') else 'is'} now "
+                                      f"{value}{rest}")
+            return [ctx.candidate(rewrite_second_person(content, person), memory_type="preference",
+                                  confidence=0.8, rule="support.change.setting",
+                                  subject=f"setting:{normalise_key(what)}", tags=("support", "setting"),
+                                  metadata={"value": value})]
+        if not re.match(_PRODUCT, value):
+            return []  # "moved to the next step": only a named plan or product is a plan
+        moving = re.match(r"you(?:'ll|\s+will)\b", text, re.I)
+        return [_plan_candidate(ctx, person.sentence(f"{'moves to' if moving else 'is on'} {value}{rest}"), value)]
+    if match := _ON_PRODUCT.match(text):
+        rest = rewrite_second_person(match.group("rest") or "", person)
+        return [_plan_candidate(ctx, person.sentence(f"is on {match.group('value')}{rest}"), match.group("value"))]
+    if match := _PRODUCT_ACTIVE.match(text):
+        value = match.group("value")
+        rest = rewrite_second_person(match.group("rest"), person)
+        return [ctx.candidate(person.sentence(f"has {value} active{rest}"), confidence=0.75,
+                              rule="support.change.product", subject=f"product:{normalise_key(value)}",
+                              tags=("support", "product"), metadata={"value": value})]
+    return []
+
+
+def _plan_candidate(ctx: RuleContext, content: str, value: str) -> Candidate:
+    metadata = {"value": value, "restated_by_agent": True}
+    if dates := find_dates(content, ctx.reference):  # "from today", "on Friday 3 July": resolved in the content
+        metadata |= dates[0].metadata()
+    return ctx.candidate(content, confidence=0.8, rule="support.change.plan", subject="plan",
+                         tags=("account", "plan"), metadata=metadata)
 
 
 def _to_come(text: str, reference: date | None) -> bool:
