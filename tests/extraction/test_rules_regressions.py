@@ -189,3 +189,11 @@ def test_a_real_condition_still_states_nothing(text):
     candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text=text)], existing=[])
 
     assert [c for c in candidates if c.subject in ("preference:language", "health:deaf")] == []
+
+
+def test_it_in_a_forget_request_is_the_thing_named_just_before_it():
+    messages = [ConversationMessage(seq=1, role="user", text="and the work email, please take it out from my file, "
+                                                                "my boss saw one message")]
+    [forget] = [c for c in RulesExtractor().extract(messages=messages, existing=[]) if c.action == "delete"]
+
+    assert forget.subject == "email:work"

@@ -155,6 +155,21 @@ def test_work_and_personal_emails_have_their_own_subjects(text, subject, content
     assert (email.subject, email.content) == (subject, content)
 
 
+def test_an_address_named_after_the_user_is_theirs_wherever_they_send_things_to_it():
+    candidates = extract("Hi, I'm Charlotte Evans.", "Send the confirmation to charlotte.evans88@outlook.com please.",
+                         "Please send the receipt to finance@acme.com")
+
+    assert one(candidates, "email").content == "The user's email address is charlotte.evans88@outlook.com"
+    assert [c.metadata["rule"] for c in candidates if "finance@acme.com" in c.content] == ["contact.email_mentioned"]
+
+
+def test_the_kind_said_just_before_an_address_is_its_kind():
+    candidates = extract("for emails you can write me at joao.almeida@gmail.com or in the work j.almeida@lusacargo.pt")
+
+    assert one(candidates, "email").content.endswith("joao.almeida@gmail.com")
+    assert one(candidates, "email:work").content.endswith("j.almeida@lusacargo.pt")
+
+
 def test_work_and_personal_email_in_one_clause_are_told_apart():
     candidates = extract("My work email is a.b@corp.example, personal is me@home.example")
 

@@ -43,7 +43,7 @@ _FORGET = re.compile(
     r"|^I\s+(?:don't|do\s+not)\s+want\s+(?:you\s+)?(?:to\s+)?(?:keep|keeping|store|storing|retain|retaining|save"
     r"|saving|hold|holding|have|having|remember)\s+(?P<what4>.+)$"
     r"|^I\s+(?:don't|do\s+not)\s+want\s+(?P<what5>my\s+.+?)\s+(?:kept|stored|saved|held|on\s+(?:file|record))\b.*$"
-    r"|^(?:please\s+)?take\s+(?P<what6>.+?)\s+off(?:\s+(?:your|the|my)\s+(?:file|records?|system|list|account|notes"
+    r"|^(?:please\s+)?take\s+(?P<what6>.+?)\s+(?:off|out(?:\s+of|\s+from)?)(?:\s+(?:your|the|my)\s+(?:file|records?|system|list|account|notes"
     r"|profile))?(?:\s+(?:completely|entirely|altogether|for\s+good))?$",
     re.I,
 )
@@ -90,6 +90,9 @@ def sentence_command(sentence: str, clauses: list[Clause], ctx: RuleContext,
         what = forget_request(clause.text)
         if what is None:
             continue
+        named = _named_before(clauses[:index]) if _DEICTIC.fullmatch(what) else None
+        if named:  # "and the work email, please take it out from my file": "it" is the work email
+            what = named
         if _DEICTIC.fullmatch(what):
             if not _RECORDS_VERB.search(clause.text):
                 return None  # "forget it", "never mind": not a request about stored data
@@ -108,6 +111,17 @@ def sentence_command(sentence: str, clauses: list[Clause], ctx: RuleContext,
                     other = dataclasses.replace(other, text=_NEW_ONE.sub(rf"\g<1> {noun} ", other.text))
                 found += clause_rules(other, ctx)
         return found
+    return None
+
+
+def _named_before(clauses: list[Clause]) -> str | None:
+    """The thing a bare noun phrase just before a forget request names ("the work email"), for its "it"."""
+    for clause in reversed(clauses):
+        text = re.sub(r"^(?:and|also|oh|so|but)\s+", "", strip_filler(clause.text), flags=re.I).rstrip(" ,.")
+        bare = re.sub(rf"\b(?:{_QUALIFIERS})\b", "", text, flags=re.I)  # "work" in "the work email" is no verb
+        if _FORGET_SUBJECT.match(text) and len(text.split()) <= 5 and not _HAS_VERB.search(bare):
+            return text
+        return None
     return None
 
 

@@ -33,7 +33,10 @@ _SOMEONE_ELSES = re.compile(rf"(?:\b(?:his|her|their|your)|\b{_NOT_POSSESSIVES}[
 _REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+you|please)\b", re.I)
 
 _OWN_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}e-?mail\b|\be-?mail\s+me\b|\b(?:reach|contact)\s+me\b|\bit's\b"
-                        r"|^e-?mail\b", re.I)
+                        r"|^e-?mail\b|\bwrite\s+(?:to\s+)?me\b", re.I)
+# "... or in the work j.almeida@lusacargo.pt": the kind said just before an address without the word "email".
+_KIND_BEFORE = re.compile(r"\b(?P<kind>work|office|business|company|school|university|uni|personal|private|home)\b"
+                          r"[^@,;]{0,12}$", re.I)
 _EMAIL_NAMED = re.compile(r"\b(?P<quals>(?:[\w-]+\s+){0,2})e-?mail\b", re.I)
 _EMAIL_KINDS = {"work": "work", "office": "work", "business": "work", "company": "work", "corporate": "work",
                 "professional": "work", "school": "school", "university": "school", "college": "school",
@@ -108,10 +111,12 @@ def _emails(text: str, ctx: RuleContext) -> list[Candidate]:
         previous_end = match.end()
         named = list(_EMAIL_NAMED.finditer(before))
         quals = named[-1].group("quals").lower().split() if named else []
+        if not named and (said := _KIND_BEFORE.search(before)):
+            quals = [said.group("kind").lower()]
         if _PAST_WORDS.intersection(quals):
             continue  # "my old email was ..."
         kind = next((_EMAIL_KINDS[word] for word in quals if word in _EMAIL_KINDS), None)
-        if _OWN_EMAIL.search(text) or text.strip(" .") == email:
+        if _OWN_EMAIL.search(text) or text.strip(" .") == email or _named_after(email, person.known):
             found.append(ctx.candidate(f"{person.possessive} {_EMAIL_LABELS[kind]} is {email}", confidence=0.95,
                                        rule="contact.email", subject=email_subject(kind), tags=("pii", "contact"),
                                        metadata={"pii": True, "value": email, "kind": kind or "personal"}))
@@ -120,6 +125,15 @@ def _emails(text: str, ctx: RuleContext) -> list[Candidate]:
                                        rule="contact.email_mentioned", tags=("pii", "contact"),
                                        metadata={"pii": True}))
     return found
+
+
+def _named_after(email: str, name: str | None) -> bool:
+    """An address whose local part holds the user's first name or surname ("charlotte.evans88@..." for Charlotte
+    Evans) is theirs, wherever the user sends things to it."""
+    if not name:
+        return False
+    local = set(re.split(r"[._+\-\d]+", email.split("@")[0].casefold()))
+    return any(len(part) >= 3 and part in local for part in re.split(r"[\s'-]+", name.casefold()))
 
 
 def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
