@@ -116,6 +116,13 @@ def test_a_phone_word_governing_the_number_makes_it_the_users_phone_of_that_kind
     assert phone.metadata["pii"] is True and "pii" in phone.tags
 
 
+def test_details_sent_to_a_contact_named_in_the_sentence_are_not_the_users():
+    candidates = extract("My wife Beatriz does all the paperwork, so documents should go to her: b.nogueira@outlook.pt, "
+                         "mobile +44 7700 900 551.")
+
+    assert phones(candidates) == [] and own_emails(candidates) == []
+
+
 def test_work_number_and_mobile_in_one_message_are_two_subjects():
     candidates = extract("My work number is 01 234 5678 and my mobile is 087 123 4567.")
 
@@ -274,6 +281,7 @@ def test_contact_channel_is_one_preference_subject(text, content):
     ("I'm only available in the mornings", "The user is only available in the mornings"),
     ("The best time to reach me is after work", "The user prefers to be contacted after work"),
     ("Mornings are best for me", "The user prefers to be contacted in the mornings"),
+    ("So calling in the mornings before 10 is better than evenings", "The user prefers to be called in the mornings before 10"),
     ("Weekday evenings are best", "The user prefers to be contacted on weekday evenings"),
     ("Call me after 6pm if I don't answer during the day", "The user prefers to be called after 6pm"),
     ("You can also reach me on my landline, 01 555 7788, in the evenings",

@@ -30,6 +30,7 @@ _RELATION_MODIFIERS = "|".join(sorted(lexicon.CONTACT_RELATION_MODIFIERS))
 MY_RELATION = re.compile(rf"\b(?:my|our)\s+(?:(?:{_RELATION_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})\b", re.I)
 _SOMEONE_ELSES = re.compile(rf"(?:\b(?:his|her|their|your)|\b{_NOT_POSSESSIVES}[A-Za-z]+'s)\s+(?:[\w-]+\s+){{0,2}}$",
                             re.I)
+_OBJECT_PRONOUN = re.compile(r"\b(?:her|him|them)\b", re.I)
 _REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+you|please)\b", re.I)
 
 _OWN_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}e-?mail\b|\be-?mail\s+me\b|\b(?:reach|contact)\s+me\b|\bit's\b"
@@ -96,6 +97,8 @@ def contacts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     text = clause.text
     if _THIRD_PARTY.search(text) or MY_RELATION.search(text) or clause.uncertain:
         return []  # someone else's details (people.py reads those)
+    if _OBJECT_PRONOUN.search(text) and MY_RELATION.search(ctx.sentence):
+        return []  # "my wife Beatriz does the paperwork, so documents should go to her: b@x.pt, mobile ..."
     if clause.question and not _REQUEST.match(text):
         return []  # "Is my email alice@example.com?" asks, it does not tell
     return _emails(text, ctx) + own_phones(text, ctx)
@@ -263,7 +266,11 @@ _TIME_ASK = re.compile(
     r"\s+(?P<when4>.+)$"
     r"|^(?P<when5>(?:(?:weekday|weekend|week\s*day)\s+)?(?:early\s+|late\s+)?(?:mornings|afternoons|evenings)"
     rf"|{_DAYS}|after\s+{_CLOCK}|before\s+{_CLOCK})"
-    r"\s+(?:are|is|work)\s+(?:best|better|easiest|ideal)\b.*$",
+    r"\s+(?:are|is|work)\s+(?:best|better|easiest|ideal)\b.*$"
+    # "calling in the mornings before 10 is better than evenings"
+    r"|^(?P<verb6>calling|phoning|ringing|texting|contacting)(?:\s+me)?\s+(?P<when6>(?:in|on|at|before|after|between"
+    r"|during)\b[^,;]{1,60}?)\s+(?:is|are|would\s+be|works?)\s+(?:much\s+|far\s+|a\s+lot\s+)?(?:better|best|easier"
+    r"|ideal|preferable)\b.*$",
     re.I,
 )
 _LEADING_NUMBER = re.compile(rf"^\s*(?:on|at|via)\s+(?:my\s+)?(?:(?:{_PHONE_QUALS})\s+){{0,2}}(?:{_PHONE_NOUN}\b)?"
@@ -363,8 +370,8 @@ def _contact_time(text: str, ctx: RuleContext) -> list[Candidate]:
     metadata: dict = {}
     if match := _TIME_ASK.match(text):
         groups = match.groupdict()
-        raw_when = next((groups[key] for key in ("when", "when2", "when3", "when4") if groups[key]), None)
-        verb = next((groups[key] for key in ("verb", "verb2", "verb3") if groups[key]), None)
+        raw_when = next((groups[key] for key in ("when", "when2", "when3", "when4", "when6") if groups[key]), None)
+        verb = next((groups[key] for key in ("verb", "verb2", "verb3", "verb6") if groups[key]), None)
         if groups["when2"]:  # "reach me on +44 7700 900123 after 6pm": the number is contacts()'s
             raw_when = _LEADING_NUMBER.sub("", raw_when)
         if raw_when is None:  # "mornings are best"
