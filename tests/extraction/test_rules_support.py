@@ -440,6 +440,8 @@ def test_a_pronoun_reads_only_the_contact_named_in_its_own_message():
     ("Please send the receipts also to our accountant, Ms. Sato, sato@kumo-tax.jp", "contact:accountant",
      "The user's accountant is Sato (sato@kumo-tax.jp)"),
     ("hi, can you tell me if my husband budi is on the account?", "contact:husband", "The user's husband is Budi"),
+    ("Our head chef Ana Lopes will place orders when I'm away, her mobile is 087 555 1234.",
+     "contact:head chef:ana lopes", "The user's head chef is Ana Lopes (087 555 1234)"),
 ])
 def test_a_contact_named_in_passing_is_remembered_with_the_details_given_with_the_name(text, subject, content):
     candidates = extract(text)

@@ -85,7 +85,8 @@ def _patterns(word: str, *, lazy: bool) -> _Patterns:
 _CAPITALISED = _patterns(r"(?-i:[A-Z][\w'-]*)", lazy=False)
 _ANY_CASE = _patterns(r"[^\W\d_][\w'-]*", lazy=True)
 
-_GOVERNED_PHONE = re.compile(r"(?:\b(?:on|at|number|phone|mobile|cell|tel|landline|whatsapp)\b[\s:,-]*|^|\s)"
+_GOVERNED_PHONE = re.compile(r"(?:\b(?:on|at|number|phone|mobile|cell|tel|landline|whatsapp|line)\b(?:\s+is|'s)?[\s:,-]*"
+                             r"|^|\s)"
                              r"(?P<number>\+?\(?\d[\d\s().-]{5,18}\d)(?!\w)", re.I)
 _NOT_NAME_WORDS = frozenset(lexicon.CONTACT_RELATIONS) | {"i", "i'm", "i'll", "i've", "please"}
 
@@ -115,6 +116,13 @@ _NAMED_IN_PASSING_LOWER = re.compile(
     r"(?P<name>[^\W\d_][\w'-]*)(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|who|is|has|was|will|can|needs?|wants?)\b)",
     re.I,
 )
+# "our head chef Ana Lopes", "my finance director, Dr. Sam Ito": someone who works with or for the user.
+_STAFF_HEADS = "|".join(sorted((re.escape(word) for word in lexicon.JOB_HEADS), key=len, reverse=True))
+_STAFF_NAMED = re.compile(
+    rf"\b(?:my|our)\s+(?P<relation>(?-i:[a-z-]+\s+){{0,2}}?(?:{_STAFF_HEADS}))(?!'s)\b(?:,\s*|\s+)(?:{_TITLE})?"
+    r"(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2})",
+    re.I,
+)
 # "my sister, Josephine Adeyinka-Oduya... no, just Josephine Adeyinka": the name the user settles on.
 _NAME_CORRECTED = re.compile(r"^\s*(?:\.{2,}|\u2026|,|-+)?\s*(?:no|sorry|I\s+mean|I\s+meant|actually)\b[\s,.!]*(?:just|it's"
                              r"|it\s+is|only)?\s*(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2})", re.I)
@@ -134,7 +142,7 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
     an email or phone number given right after the name."""
     found = []
     pattern = _NAMED_IN_PASSING_LOWER if ctx.lowercase else _NAMED_IN_PASSING
-    for relation_match in pattern.finditer(text):
+    for relation_match in [*pattern.finditer(text), *_STAFF_NAMED.finditer(text)]:
         match, end = relation_match, relation_match.end()
         if corrected := _NAME_CORRECTED.match(text[end:end + 80]):
             match, end = corrected, end + corrected.end()
@@ -142,8 +150,9 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
         first = (name or "").split()[0].lower() if name else ""
         if not name or len(name) < 2 or first in lexicon.COMMON_WORDS or first in ADVERBS or first in _TIME_WORDS:
             continue  # "my manager Yesterday ..."
-        said = relation_match.group("relation")
-        relation, single = _relation(said)
+        said = " ".join(relation_match.group("relation").split())
+        staff = relation_match.re is _STAFF_NAMED
+        relation, single = (normalise_key(said), False) if staff else _relation(said)
         subject = contact_subject(relation, name, single=single)
         if re.match(r"\s*(?:\.{2,}|\u2026)\s*$", text[end:]):
             continue  # "my sister, Josephine Adeyinka-Oduya...": trailing off, the next sentence may correct it
@@ -154,6 +163,12 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
         content = f"{ctx.person.possessive} {said.lower()} is {name}"
         if details:
             content += f" ({', '.join(details.values())})"
+        if staff:
+            metadata = {"relation": relation, "name": name, **details, **({"pii": True} if details else {})}
+            found.append(ctx.candidate(ctx.person.starting(content), confidence=0.8, rule="contact.named_in_passing",
+                                       subject=subject, tags=("contact", "third_party", *(("pii",) if details else ())),
+                                       metadata=metadata))
+            continue
         found.append(_candidate(ctx, ctx.person.starting(content), said, name, details, "contact.named_in_passing"))
     return found
 
