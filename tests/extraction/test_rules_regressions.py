@@ -197,3 +197,21 @@ def test_it_in_a_forget_request_is_the_thing_named_just_before_it():
     [forget] = [c for c in RulesExtractor().extract(messages=messages, existing=[]) if c.action == "delete"]
 
     assert forget.subject == "email:work"
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Farid Haddad, I own Haddad & Sons Plumbing, business account BUS-4471902.",
+     "The user owns Haddad & Sons Plumbing"),
+    ("I run the kitchen at Bluefin Bistro, it's busy.", "The user runs the kitchen at Bluefin Bistro"),
+])
+def test_a_named_organisation_the_user_owns_or_works_in_is_their_employer(text, content):
+    candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text=text)], existing=[])
+
+    assert [c.content for c in candidates if c.subject == "employer"] == [content]
+
+
+@pytest.mark.parametrize("text", ["I own a Tesla.", "I started Monday.", "I run Windows 11."])
+def test_things_owned_or_run_that_are_not_an_organisation_are_no_employer(text):
+    candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text=text)], existing=[])
+
+    assert [c for c in candidates if c.subject == "employer"] == []

@@ -29,11 +29,27 @@ _OUR_ORG = re.compile(rf"^(?:my|our)\s+(?:own\s+|little\s+|small\s+|family\s+)?(
                       r"|is|'s)\s+(?P<org>.+)$", re.I)
 _RUN_ORG = re.compile(rf"^{_WE}{ADV}\s+(?:run|own|manage|founded|co-founded|started|set\s+up)\s+(?:a|an|the|my|our)"
                       r"\s+(?P<what>[\w -]{1,40}?)\s+(?:called|named)\s+(?P<org>.+)$", re.I)
+# "I own Haddad & Sons Plumbing", "I run the kitchen at Bluefin Bistro": a named organisation, capitalised.
+_NAMED_ORG = r"(?P<org>(?-i:[A-Z][\w&'.-]*)(?:\s+(?:&|and|of|the|(?-i:[A-Z0-9][\w&'.-]*))){0,5})"
+_OWN_NAMED_ORG = re.compile(rf"^{_WE}{ADV}\s+(?P<verb>own|founded|co-founded|set\s+up)\s+{_NAMED_ORG}(?:,.*)?$", re.I)
+_RUN_PART_OF_ORG = re.compile(rf"^{_WE}{ADV}\s+(?:run|manage|head|lead)\s+(?:the|our)\s+(?P<part>[\w -]{{1,30}}?)\s+"
+                              rf"(?:at|of|for)\s+{_NAMED_ORG}(?:,.*)?$", re.I)
 _ON_BEHALF = re.compile(r"^I(?:'m|\s+am)\s+(?:calling|writing|contacting\s+you|reaching\s+out|getting\s+in\s+touch)"
                         r"\s+(?:from|on\s+behalf\s+of)\s+(?P<org>[A-Z].+)$")
 
 
+_PAST = {"founded": "founded", "co-founded": "co-founded", "set up": "set up"}
+
+
 def _organisation(ctx: RuleContext, text: str) -> list[Candidate]:
+    if (match := _OWN_NAMED_ORG.match(text) or _RUN_PART_OF_ORG.match(text)) and (
+            org := org_value(match.group("org"))):
+        verb = " ".join(match.groupdict().get("verb", "").lower().split())
+        rest = f"{_PAST.get(verb, verb + 's')} {org}" if verb else f"works at {org}"
+        said = rewrite_first_person(text[:match.end("org")], ctx.person)  # "..., it's busy" is not part of it
+        return [ctx.candidate(said if not verb else ctx.person.sentence(rest),
+                              confidence=0.85, rule="business.organisation", subject="employer",
+                              tags=("identity", "work"), metadata={"value": org, "kind": "company"})]
     match = _OUR_ORG.match(text) or _RUN_ORG.match(text) or _ON_BEHALF.match(text)
     if not match or not (org := org_value(match.group("org"))) or not org[:1].isupper() and not ctx.lowercase:
         return []
