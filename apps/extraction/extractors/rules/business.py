@@ -32,18 +32,25 @@ _RUN_ORG = re.compile(rf"^{_WE}{ADV}\s+(?:run|own|manage|founded|co-founded|star
 # "I own Haddad & Sons Plumbing", "I run the kitchen at Bluefin Bistro": a named organisation, capitalised.
 _NAMED_ORG = r"(?P<org>(?-i:[A-Z][\w&'.-]*)(?:\s+(?:&|and|of|the|(?-i:[A-Z0-9][\w&'.-]*))){0,5})"
 _OWN_NAMED_ORG = re.compile(rf"^{_WE}{ADV}\s+(?P<verb>own|founded|co-founded|set\s+up)\s+{_NAMED_ORG}(?:,.*)?$", re.I)
-_RUN_PART_OF_ORG = re.compile(rf"^{_WE}{ADV}\s+(?:run|manage|head|lead)\s+(?:the|our)\s+(?P<part>[\w -]{{1,30}}?)\s+"
+_RUN_PART_OF_ORG = re.compile(rf"^{_WE}{ADV}\s+(?:run|manage|head|lead)\s+(?:the|our)\s+(?P<part>(?-i:[a-z][a-z -]{{0,29}}?))\s+"
                               rf"(?:at|of|for)\s+{_NAMED_ORG}(?:,.*)?$", re.I)
 _ON_BEHALF = re.compile(r"^I(?:'m|\s+am)\s+(?:calling|writing|contacting\s+you|reaching\s+out|getting\s+in\s+touch)"
                         r"\s+(?:from|on\s+behalf\s+of)\s+(?P<org>[A-Z].+)$")
 
 
+# What makes a name a business's: "&", a legal form or a trade ("Haddad & Sons Plumbing", "Crumbs Bakery Ltd").
+_BUSINESS_NAME = re.compile(r"&|\b(?:Ltd|Limited|LLC|LLP|Inc|Corp|GmbH|SAS|SARL|BV|AG|Co|Company|Group|Partners"
+                            r"|Associates|Services|Solutions|Studios?|Consulting|Holdings|Plumbing|Electrical|Builders"
+                            r"|Bakery|Cafe|Café|Restaurant|Bistro|Salon|Clinic|Dental|Logistics|Foods|Farms?|Garage"
+                            r"|Motors|Design|Media|Agency|Labs?|Shop|Store|Trading|Supplies)\b")
 _PAST = {"founded": "founded", "co-founded": "co-founded", "set up": "set up"}
 
 
 def _organisation(ctx: RuleContext, text: str) -> list[Candidate]:
-    if (match := _OWN_NAMED_ORG.match(text) or _RUN_PART_OF_ORG.match(text)) and (
-            org := org_value(match.group("org"))):
+    match = _OWN_NAMED_ORG.match(text) or _RUN_PART_OF_ORG.match(text)
+    if match and match.re is _OWN_NAMED_ORG and not _BUSINESS_NAME.search(match.group("org")):
+        match = None  # "I own Tesla, Apple and Nvidia", "I own Bitcoin": owned, but no business of theirs
+    if match and (org := org_value(match.group("org"))):
         verb = " ".join(match.groupdict().get("verb", "").lower().split())
         rest = f"{_PAST.get(verb, verb + 's')} {org}" if verb else f"works at {org}"
         said = rewrite_first_person(text[:match.end("org")], ctx.person)  # "..., it's busy" is not part of it

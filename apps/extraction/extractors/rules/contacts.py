@@ -31,6 +31,7 @@ MY_RELATION = re.compile(rf"\b(?:my|our)\s+(?:(?:{_RELATION_MODIFIERS})\s+)?(?P<
 _SOMEONE_ELSES = re.compile(rf"(?:\b(?:his|her|their|your)|\b{_NOT_POSSESSIVES}[A-Za-z]+'s)\s+(?:[\w-]+\s+){{0,2}}$",
                             re.I)
 _OBJECT_PRONOUN = re.compile(r"\b(?:her|him|them)\b", re.I)
+_TO_ME = re.compile(r"\b(?:me|my|I)\b")
 _REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+you|please)\b", re.I)
 
 _OWN_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}e-?mail\b|\be-?mail\s+me\b|\b(?:reach|contact)\s+me\b|\bit's\b"
@@ -62,7 +63,7 @@ _OWN_PHONE = re.compile(
     rf"(?:\s+(?:on|at))?|for\s+me))?\s*(?:is|:)\s*(?P<number3>{_PHONE_VALUE})"
     rf"|^I(?:'m|\s+am)\s+(?:reachable\s+|contactable\s+)?on\s+(?P<number4>{_PHONE_VALUE})$"
     # "the engineer should ring me when they're outside: 07412 889 350": a colon hands the number to the verb
-    rf"|\b{_REACH_ME}\b[^.:;?!]{{0,40}}:\s*(?P<number5>{_PHONE_VALUE})",
+    rf"|\b(?:call|ring|phone|reach|contact)\s+(?:me|us)\b[^.:;?!]{{0,40}}:\s*(?P<number5>{_PHONE_VALUE})",
     re.I,
 )
 _NUMBERS = ("number", "number2", "number3", "number4", "number5")
@@ -97,7 +98,7 @@ def contacts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     text = clause.text
     if _THIRD_PARTY.search(text) or MY_RELATION.search(text) or clause.uncertain:
         return []  # someone else's details (people.py reads those)
-    if _OBJECT_PRONOUN.search(text) and MY_RELATION.search(ctx.sentence):
+    if _OBJECT_PRONOUN.search(text) and not _TO_ME.search(text) and MY_RELATION.search(ctx.sentence):
         return []  # "my wife Beatriz does the paperwork, so documents should go to her: b@x.pt, mobile ..."
     if clause.question and not _REQUEST.match(text):
         return []  # "Is my email alice@example.com?" asks, it does not tell
@@ -136,7 +137,8 @@ def _named_after(email: str, name: str | None) -> bool:
     if not name:
         return False
     local = set(re.split(r"[._+\-\d]+", email.split("@")[0].casefold()))
-    return any(len(part) >= 3 and part in local for part in re.split(r"[\s'-]+", name.casefold()))
+    first = re.split(r"[\s'-]+", name.casefold())[0]  # the first name: a surname is the family's
+    return len(first) >= 3 and first in local
 
 
 def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
@@ -156,7 +158,8 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
             continue  # "work line", "direct line": a line is a phone only with what kind it is
         if match.group("number") and not match.group("owner"):
             if noun == "number" and not _PHONE_WORDS.intersection(quals) and (
-                    _LABELLED.search(text[:match.start()]) or not _CALLING.search(ctx.sentence or text)):
+                    _LABELLED.search(text[max(0, match.start() - 40):match.start()])
+                    or not _CALLING.search(ctx.sentence or text)):
                 continue  # "loyalty number is 5520 1188": a number, but not a phone
             if _SOMEONE_ELSES.search(text[max(0, match.start() - 40):match.start()]):
                 continue  # "my wife's mobile is ...", "their number is ..."

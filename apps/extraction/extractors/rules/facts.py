@@ -464,7 +464,7 @@ _SPEAK = re.compile(rf"^I{ADV}\s+(?:can\s+)?speak\s+(?P<langs>.+)$", re.I)
 _NATIVE = re.compile(r"^my\s+(?:native|first|mother)\s+(?:language|tongue)\s+is\s+(?P<lang>[A-Za-z]+)$"
                      r"|^(?P<lang2>[A-Za-z]+)\s+is\s+my\s+(?:native|first|mother|main)\s+(?:language|tongue)\b.*$", re.I)
 _LANGUAGE_WISH = re.compile(r"\b(?:speak|talk|write|writes|reply|respond|answer|call|calls|communicate|contact|chat|explain"
-                            r"|someone\s+who\s+speaks?|better|prefer|easier|read|rather)\b[^.]{0,30}?\bin\s+"
+                            r"|someone\s+who\s+speaks?|better|prefer|easier|rather)\b[^.]{0,30}?\bin\s+"
                             r"(?:(?P<plain>simple|plain)\s+)?(?P<lang>[A-Za-z]+)\b"
                             r"|\bsomeone\s+who\s+speaks?\s+(?P<lang2>[A-Za-z]+)\b"
                             r"|\b(?P<lang3>[A-Za-z]+)\s+is\s+(?:much\s+|far\s+)?(?:better|easier)\s+for\s+me\b", re.I)

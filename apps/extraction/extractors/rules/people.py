@@ -128,6 +128,8 @@ _NAME_CORRECTED = re.compile(r"^\s*(?:\.{2,}|\u2026|,|-+)?\s*(?:no|sorry|I\s+mea
                              r"|it\s+is|only)?\s*(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2})", re.I)
 
 
+# A first person with a number or an address right after it: "text me on 0770...", "my email is a@b.c".
+_OWN_DETAIL = re.compile(r"\b(?:me|my|I|I'm|us|our)\b(?=(?:(?!\b(?:his|her|their)\b)[^.;!?]){0,30}?(?:\d{3}|@))")
 _TIME_WORDS = frozenset("yesterday today tonight tomorrow now then monday tuesday wednesday thursday friday saturday "
                         "sunday january february march april may june july august september october november "
                         "december morning afternoon evening".split())
@@ -159,7 +161,10 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
         if any(name.casefold() in _text_of(item).casefold() or getattr(item, "subject", None) == subject
                for item in [*known, *found]):
             continue  # already said by a rule, or by a statement the salience classifier will score
-        details = _details(text[end:end + 80])
+        window = text[end:end + 80]
+        if own := _OWN_DETAIL.search(window):
+            window = window[:own.start()]  # "my son Tom, text me on 0770...": from "me" on, the user's own
+        details = _details(window)
         content = f"{ctx.person.possessive} {said.lower()} is {name}"
         if details:
             content += f" ({', '.join(details.values())})"
@@ -171,6 +176,10 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
             continue
         found.append(_candidate(ctx, ctx.person.starting(content), said, name, details, "contact.named_in_passing"))
     return found
+
+
+# Someone else the sentence has brought up before its pronoun: "the installer", "a man from the council".
+_SOMEONE_ELSE = re.compile(r"\b(?:the|a|an)\s+(?!(?:name|number|email|e-mail|phone|mobile|address)\b)[a-z]+", re.I)
 
 
 def mentioned_contact(text: str) -> tuple[str, str | None] | None:
@@ -190,7 +199,13 @@ def with_pronouns_resolved(text: str, mention: tuple[str, str | None] | None) ->
     fits = {"his": relation not in lexicon.FEMALE_RELATIONS, "her": relation not in lexicon.MALE_RELATIONS,
             "their": relation not in lexicon.MALE_RELATIONS | lexicon.FEMALE_RELATIONS}
     owner = f"my {relation}" + (f" {name}" if name else "") + "'s "
-    return _PRONOUN_DETAIL.sub(lambda match: owner if fits[match.group("pronoun").lower()] else match.group(0), text)
+
+    def resolved(match: re.Match) -> str:
+        if not fits[match.group("pronoun").lower()] or _SOMEONE_ELSE.search(text[:match.start()]):
+            return match.group(0)  # "The installer called and his number is ...": the installer's
+        return owner
+
+    return _PRONOUN_DETAIL.sub(resolved, text)
 
 
 def people(text: str, ctx: RuleContext, *, question: bool = False) -> list[Candidate]:

@@ -141,8 +141,12 @@ _BOOKED_LABEL = re.compile(r"^(?:(?:re)?booked|scheduled|rescheduled|confirmed)\
                            r"(?:(?:re)?booked|scheduled|rescheduled|confirmed)\s+(?P<when>(?:for|on)\b.+)$", re.I)
 _EVENT_VERBS = (r"renews|expires|ends|starts|begins|departs|leaves|arrives|lands|is\s+due|falls\s+due|runs\s+out"
                 r"|finishes|takes\s+off|comes\s+up\s+for\s+renewal")
-_THEIR_EVENT = re.compile(rf"^(?:(?:actually|so|and|but)\s+)?(?:the|your)\s+(?P<thing>[\w-]+(?:\s+[\w-]+){{0,2}}?)\s+"
+_THEIR_EVENT = re.compile(rf"^(?:(?:actually|so|and|but)\s+)?(?P<owner>the|your)\s+(?P<thing>[\w-]+(?:\s+[\w-]+){{0,2}}?)\s+"
                           rf"(?:actually\s+|now\s+|only\s+)?(?P<verb>{_EVENT_VERBS})\b(?P<rest>.+)$", re.I)
+_NEGATED = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b", re.I)
+_ACCOUNT_THINGS = frozenset("policy contract subscription plan membership lease tenancy booking reservation flight "
+                            "cruise trip tour cover warranty trial term loan mortgage card insurance renewal "
+                            "appointment visit installation delivery".split())
 _NOT_BOOKINGS = frozenset("it this that which what who there here one".split())
 
 
@@ -151,7 +155,7 @@ _NOT_BOOKINGS = frozenset("it this that which what who there here one".split())
 # to PDF attachments". A plan the customer is put on takes the "plan" subject, so it replaces the old one; a setting
 # takes its own.
 _PRODUCT = r"(?-i:[A-Z][\w+&.'-]*)(?:\s+(?-i:[A-Z0-9][\w+&.'-]*)){0,3}"
-_CHANGE_VERBS = r"(?:upgraded|downgraded|moved|switched|changed|transferred)"
+_CHANGE_VERBS = r"(?:upgraded|downgraded|moved|switched|changed)"  # not "transferred": a call is transferred too
 _CONFIRMED_CHANGE = re.compile(
     rf"^(?:I(?:'ve|\s+have)\s+(?:now\s+|also\s+|just\s+)?{_CHANGE_VERBS}\s+(?:you|your\s+(?P<what>[\w-]+(?:\s+[\w-]+)?))"
     rf"|{_CHANGE_VERBS}|you(?:'ll|\s+will)\s+(?:move|switch|be\s+moved|be\s+switched|go))\s+(?:over\s+)?(?:to|onto)\s+"
@@ -162,6 +166,11 @@ _ON_PRODUCT = re.compile(rf"^(?:you're|you\s+are)\s+(?:now\s+|currently\s+|still
                          r"(?P<rest>(?:\s+(?:at|for|with|from)\b[^;]*)?)$", re.I)
 _PRODUCT_ACTIVE = re.compile(rf"^(?P<value>{_PRODUCT})\s+is\s+(?:now\s+)?(?:active|live|activated|enabled|set\s+up)\b"
                              r"(?P<rest>.*)$")
+# A product's name has a second word, a digit or an inner capital ("World 100", "PhoneCare"); "It is now active",
+# "Everything is set up" name none.
+_NAMED_PRODUCT = re.compile(r"^(?:\S+\s+\S+|.*\d.*|\S+?[a-z]\S*?[A-Z]\S*)$")
+# "the Priority List", "our Billing Team": a place in a queue or an organisation, not a plan.
+_NOT_PLANS = frozenset("list register queue team department desk line group channel".split())
 _OWNED_ELSEWHERE = frozenset("contact address email e-mail phone number mobile name details preference preferences"
                              .split())
 _DONE_LEAD = re.compile(r"^(?:(?:done|great|perfect|all\s+done|okay|ok|sorted|understood|noted)[\s,.!:-]+)+", re.I)
@@ -185,20 +194,24 @@ def confirmed_change(clause: Clause, ctx: RuleContext) -> list[Candidate]:
                                   confidence=0.8, rule="support.change.setting",
                                   subject=f"setting:{normalise_key(what)}", tags=("support", "setting"),
                                   metadata={"value": value})]
-        if not re.match(_PRODUCT, value):
-            return []  # "moved to the next step": only a named plan or product is a plan
+        if not _is_plan_name(value):
+            return []  # "moved to the next step", "switched you to Sarah in our Billing team": not a plan
         moving = re.match(r"you(?:'ll|\s+will)\b", text, re.I)
         return [_plan_candidate(ctx, person.sentence(f"{'moves to' if moving else 'is on'} {value}{rest}"), value)]
-    if match := _ON_PRODUCT.match(text):
+    if (match := _ON_PRODUCT.match(text)) and _is_plan_name(match.group("value")):
         rest = rewrite_second_person(match.group("rest") or "", person)
         return [_plan_candidate(ctx, person.sentence(f"is on {match.group('value')}{rest}"), match.group("value"))]
-    if match := _PRODUCT_ACTIVE.match(text):
+    if (match := _PRODUCT_ACTIVE.match(text)) and _NAMED_PRODUCT.match(match.group("value")):
         value = match.group("value")
         rest = rewrite_second_person(match.group("rest"), person)
         return [ctx.candidate(person.sentence(f"has {value} active{rest}"), confidence=0.75,
                               rule="support.change.product", subject=f"product:{normalise_key(value)}",
                               tags=("support", "product"), metadata={"value": value})]
     return []
+
+
+def _is_plan_name(value: str) -> bool:
+    return bool(re.fullmatch(_PRODUCT, value)) and value.split()[-1].lower() not in _NOT_PLANS
 
 
 def _plan_candidate(ctx: RuleContext, content: str, value: str) -> Candidate:
@@ -228,6 +241,8 @@ def booking(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         # Booked with someone is an appointment ("with Dr Hughes"); booked on or into something, a booking.
         lead = "has an appointment booked" if rest.lower().startswith("with") else "is booked"
         return [_outcome(ctx, person.sentence(f"{lead} {rest}"), text, "support.outcome.booked", 0.8)]
+    if _NEGATED.search(text):
+        return []  # "Your room is not booked for Friday"
     if (match := _BOOKED_LABEL.match(text)) and (match.group("thing") or "").lower() not in _NOT_BOOKINGS:
         if match.group("thing"):
             what = f"{match.group('thing')} {match.group('when')}"
@@ -236,6 +251,8 @@ def booking(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         what = rewrite_second_person(what, person)
         return [_outcome(ctx, f"Booked for {person.label}: {what}", text, "support.outcome.booked", 0.8)]
     thing = (match := _THEIR_EVENT.match(text)) and match.group("thing")
+    if thing and match.group("owner").lower() == "the" and thing.split()[-1].lower() not in _ACCOUNT_THINGS:
+        thing = None  # "the summer sale ends on ...": only "your" thing, or the account's ("the policy renews")
     # A product's own name ("your Fixed Saver ends ...") is the plan rules' to keep current; a common noun is not.
     if thing and thing.lower() not in _NOT_BOOKINGS and thing.islower():
         content = person.starting(f"{person.possessive} {match.group('thing')} {match.group('verb')}{match.group('rest')}")
