@@ -33,6 +33,12 @@ class Conversation:
         assert response.status_code == 202, response.content
 
 
+def extract_one(text: str, *, role: str = "user", user_name: str | None = None):
+    """The rules extractor's candidates for one message, in process (no database)."""
+    return RulesExtractor().extract(messages=[ConversationMessage(seq=1, role=role, text=text)], existing=[],
+                                    user_name=user_name)
+
+
 def active(text: str) -> list[str]:
     return list(Memory.objects.filter(content__icontains=text, status="active").values_list("content", flat=True))
 
@@ -181,22 +187,21 @@ def test_a_value_corrected_mid_sentence_is_stored_corrected(tenant_a, text, kept
     ("I'm a bit deaf on the telephone.", "health:deaf", "The user is a bit deaf on the telephone"),
 ])
 def test_polite_ifs_and_degree_adverbs_do_not_hide_a_fact(text, subject, content):
-    candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text=text)], existing=[])
+    candidates = extract_one(text)
 
     assert [(c.subject, c.content) for c in candidates if c.subject == subject] == [(subject, content)]
 
 
 @pytest.mark.parametrize("text", ["If I move to Spain, write to me in Spanish.", "If you can't reach me, I'm deaf."])
 def test_a_real_condition_still_states_nothing(text):
-    candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text=text)], existing=[])
+    candidates = extract_one(text)
 
     assert [c for c in candidates if c.subject in ("preference:language", "health:deaf")] == []
 
 
 def test_it_in_a_forget_request_is_the_thing_named_just_before_it():
-    messages = [ConversationMessage(seq=1, role="user", text="and the work email, please take it out from my file, "
-                                                                "my boss saw one message")]
-    [forget] = [c for c in RulesExtractor().extract(messages=messages, existing=[]) if c.action == "delete"]
+    text = "and the work email, please take it out from my file, my boss saw one message"
+    [forget] = [c for c in extract_one(text) if c.action == "delete"]
 
     assert forget.subject == "email:work"
 
@@ -207,14 +212,14 @@ def test_it_in_a_forget_request_is_the_thing_named_just_before_it():
     ("I run the kitchen at Bluefin Bistro, it's busy.", "The user runs the kitchen at Bluefin Bistro"),
 ])
 def test_a_named_organisation_the_user_owns_or_works_in_is_their_employer(text, content):
-    candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text=text)], existing=[])
+    candidates = extract_one(text)
 
     assert [c.content for c in candidates if c.subject == "employer"] == [content]
 
 
 @pytest.mark.parametrize("text", ["I own a Tesla.", "I started Monday.", "I run Windows 11."])
 def test_things_owned_or_run_that_are_not_an_organisation_are_no_employer(text):
-    candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text=text)], existing=[])
+    candidates = extract_one(text)
 
     assert [c for c in candidates if c.subject == "employer"] == []
 
@@ -240,8 +245,7 @@ def test_things_owned_or_run_that_are_not_an_organisation_are_no_employer(text):
 ])
 def test_what_only_looks_like_a_plan_a_contact_detail_an_employer_or_a_booking_is_not_stored_as_one(
         role, text, user_name, forbidden):
-    candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role=role, text=text)], existing=[],
-                                          user_name=user_name)
+    candidates = extract_one(text, role=role, user_name=user_name)
 
     if forbidden == "episode":
         assert [c for c in candidates if c.memory_type == "episode"] == []
@@ -254,7 +258,7 @@ def test_what_only_looks_like_a_plan_a_contact_detail_an_employer_or_a_booking_i
 
 def test_the_users_own_address_next_to_a_contact_named_before_is_still_kept():
     text = "My wife handles the bills, but send them to me at carl@example.com"
-    candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text=text)], existing=[])
+    candidates = extract_one(text)
 
     assert any("carl@example.com" in c.content for c in candidates)
 
@@ -262,5 +266,5 @@ def test_the_users_own_address_next_to_a_contact_named_before_is_still_kept():
 def test_a_long_run_of_labels_before_numbers_is_read_in_linear_time():
     text = ("a-" * 2000 + " number 12345678 ") * 8
     started = time.perf_counter()
-    RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text=text)], existing=[])
+    extract_one(text)
     assert time.perf_counter() - started < 2.0  # 3.4 s with the quadratic look-behind; 0.1 s now
