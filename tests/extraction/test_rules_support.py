@@ -725,3 +725,22 @@ def test_an_email_answering_the_agent_is_the_users_own_and_not_also_a_mention():
         ("name", "The user's name is Fatima Zahra El Amrani"),
         ("email", "The user's email address is fz.elamrani@ziggo.nl"),
     ]
+
+
+@pytest.mark.parametrize(("question", "answer", "subject", "content"), [
+    ("We'll text the engineer's arrival time to your mobile, is that still 07700 900 207?", "Yes that's right.",
+     "phone", "The user's phone number is 07700 900 207"),
+    ("Is your email still ann@example.com?", "Yep, same as before.", "email",
+     "The user's email address is ann@example.com"),
+])
+def test_a_yes_to_the_agents_is_that_still_confirms_the_value(question, answer, subject, content):
+    candidates = conversation(("assistant", question), ("user", answer))
+
+    assert one(candidates, subject).content == content
+
+
+@pytest.mark.parametrize("answer", ["No, it's ann@newmail.com now.", "Hmm, let me check."])
+def test_anything_but_a_yes_confirms_nothing(answer):
+    candidates = conversation(("assistant", "Is your email still ann@example.com?"), ("user", answer))
+
+    assert not [c for c in candidates if "ann@example.com" in c.content]

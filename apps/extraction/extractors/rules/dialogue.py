@@ -35,6 +35,45 @@ _VALUE_LEAD = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|of\s+course|certainly|it
                          r"[\s,:.!-]+)*", re.I)
 
 
+# "We'll text your mobile, is that still 07700 900 207?" / "Yes": the agent's value, confirmed.
+_CONFIRM_QUESTION = re.compile(
+    r"\bis\s+(?:it|that|this)\s+still\s+(?P<value>[^?]{3,80})\?"
+    r"|\bis\s+your\s+(?P<thing>(?:[\w-]+\s+)?(?:address|number|phone|mobile|e-?mail(?:\s+address)?))\s+still\s+"
+    r"(?P<value2>[^?]{3,80})\?",
+    re.I,
+)
+_THING = re.compile(r"\b(?P<thing>address|mobile|phone|number|e-?mail)\b", re.I)
+_YES = re.compile(r"^(?:yes|yep|yeah|yup|correct|that's\s+(?:right|correct)|that\s+is\s+(?:right|correct)|right"
+                  r"|still\s+the\s+same|same\s+(?:one|as\s+before)|it\s+is|it's\s+still|that's\s+still|sure)\b", re.I)
+_LABELS = {"address": "address", "phone": "phone number", "email": "email address"}
+
+
+def confirmation_asked(question: str | None) -> list[tuple[str, str]]:
+    """(slot, value) for each value about the customer the agent asks them to confirm."""
+    found = []
+    for match in _CONFIRM_QUESTION.finditer(question or ""):
+        value = (match.group("value") or match.group("value2")).strip(" .,")
+        thing = match.group("thing") or next(
+            (said.group("thing") for said in reversed(list(_THING.finditer(question[:match.start()])))), "")
+        thing = thing.lower()
+        if EMAIL.fullmatch(value) or "mail" in thing and EMAIL.fullmatch(value):
+            found.append(("email", value))
+        elif PHONE.fullmatch(value) and 7 <= sum(char.isdigit() for char in value) <= 15:
+            found.append(("phone", value))
+        elif "address" in thing and re.search(r"\d", value) and not EMAIL.search(value):
+            found.append(("address", value))
+    return found
+
+
+def confirmed_statements(answer: str, confirmations: list[tuple[str, str]], said: list[str]) -> list[str]:
+    """A "yes" to the agent's "is that still ...?" as the customer's own statement of the value, unless their answer
+    already states that slot (`said`, from slot_statements)."""
+    if not confirmations or not _YES.match(answer.strip()):
+        return []
+    stated = " ".join(said).lower()
+    return [f"My {_LABELS[slot]} is {value}" for slot, value in confirmations if f"my {_LABELS[slot]}" not in stated]
+
+
 def requested_slots(question: str | None) -> list[str]:
     """The slots an agent message asks the customer for ("name", "email", "phone", "address")."""
     if not question or not _ASKS.search(question):

@@ -13,7 +13,13 @@ from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contacts
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.corrections import apply_corrections, correction, split_mid_correction
 from apps.extraction.extractors.rules.dates import with_resolved_date
-from apps.extraction.extractors.rules.dialogue import agent_statement_as_customer, requested_slots, slot_statements
+from apps.extraction.extractors.rules.dialogue import (
+    agent_statement_as_customer,
+    confirmation_asked,
+    confirmed_statements,
+    requested_slots,
+    slot_statements,
+)
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
 from apps.extraction.extractors.rules.identifiers import identifiers
 from apps.extraction.extractors.rules.people import (
@@ -86,13 +92,17 @@ class RulesExtractor:
     ) -> list[Candidate]:
         parsed = []
         asked: list[str] = []
+        confirming: list[tuple[str, str]] = []
         for message in messages:
             if not (message.role == "user" or message.role in AGENT_ROLES) or not (message.text or "").strip():
                 continue
             text = normalise_text(message.text)
             answers = slot_statements(text, asked) if message.role == "user" else []
+            if message.role == "user":
+                answers += confirmed_statements(text, confirming, answers)
             parsed.append(_parse(message, text, answers))
             asked = requested_slots(text) if message.role == "assistant" else []
+            confirming = confirmation_asked(text) if message.role == "assistant" else []
         person = Person(known=(user_name or "").strip() or _stated_name(parsed))
         found: list[Candidate | PendingStatement] = []
         for item in parsed:
