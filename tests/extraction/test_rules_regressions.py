@@ -268,3 +268,10 @@ def test_a_long_run_of_labels_before_numbers_is_read_in_linear_time():
     started = time.perf_counter()
     extract_one(text)
     assert time.perf_counter() - started < 2.0  # 3.4 s with the quadratic look-behind; 0.1 s now
+
+
+def test_a_request_to_save_on_the_profile_keeps_the_statement():
+    text = "Can you save on my profile that I'm always a 7.5 in Nike but a 7 in Adidas"
+
+    assert [c.content for c in extract_one(text)] == ["The user is always a 7.5 in Nike but a 7 in Adidas"]
+    assert extract_one("Save the file please.") == []

@@ -744,3 +744,12 @@ def test_anything_but_a_yes_confirms_nothing(answer):
     candidates = conversation(("assistant", "Is your email still ann@example.com?"), ("user", answer))
 
     assert not [c for c in candidates if "ann@example.com" in c.content]
+
+
+def test_a_yes_to_is_that_right_after_the_agent_names_an_address_confirms_it():
+    candidates = conversation(
+        ("assistant", "The 7.5 is in stock. I'll ship it to 12 Jacaranda Avenue, Parkhurst, Johannesburg. Is that right?"),
+        ("user", "Yes that's home."),
+    )
+
+    assert "12 Jacaranda Avenue, Parkhurst, Johannesburg" in one(candidates, "address:home").content

@@ -25,7 +25,9 @@ from apps.extraction.extractors.rules.text import MAX_CLAUSE_CHARS, Clause, spli
 _POLITE = r"^(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?(?:also\s+)?(?:please\s+)?"
 _REMEMBER = re.compile(
     _POLITE + r"(?P<verb>remember|memori[sz]e|keep\s+in\s+mind|bear\s+in\s+mind|don't\s+forget|do\s+not\s+forget"
-    r"|never\s+forget|make\s+a\s+note|take\s+note|note|save|store)\b(?:\s+(?:of|that|this|the\s+fact\s+that))?"
+    r"|never\s+forget|make\s+a\s+note|take\s+note|note|save|store)\b"
+    r"(?:\s+(?:on|in|to)\s+(?:my|the|your)\s+(?:profile|file|account|record|records|notes))?"  # "save on my profile that"
+    r"(?:\s+(?:of|that|this|the\s+fact\s+that))?"
     r"(?:\s*[:,-]\s*|\s+)(?P<body>.+)$",
     re.I,
 )
@@ -152,12 +154,15 @@ def forget_request(text: str) -> str | None:
     return _TRAILING_POLITENESS.sub("", what).strip() or None
 
 
+_ON_RECORD = re.compile(r"^(?:on|in|to)\s+(?:my|the|your)\s+(?:profile|file|account|record|records|notes)\s*", re.I)
+
+
 def _remember_command(text: str, match: re.Match, ctx: RuleContext, clause_rules) -> list[Candidate] | None:
     body = match.group("body")
     if _REMEMBER_REJECT.match(body) or len(body.split()) < 2:
         return None
     verb = match.group("verb").lower()
-    after_verb = text[match.end("verb"):].strip()
+    after_verb = _ON_RECORD.sub("", text[match.end("verb"):].strip())  # "save on my profile that ..."
     if verb in ("save", "store", "note") and not re.match(r"^(?:that\b|[:,-])", after_verb):
         return None  # "save the file", "note the time" are not memory requests; "note that ..." / "save: ..." are
     confidence = 0.85 if verb in ("note", "take note", "make a note", "save", "store") else 0.95

@@ -8,6 +8,7 @@ as the customer's own "My address is now ...", with less confidence, by the same
 
 import re
 
+from apps.extraction.extractors.rules.addresses import address_value
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
 from apps.extraction.extractors.rules.text import Clause
 
@@ -42,6 +43,10 @@ _CONFIRM_QUESTION = re.compile(
     r"(?P<value2>[^?]{3,80})\?",
     re.I,
 )
+# "I'll ship it to 12 Jacaranda Avenue, Parkhurst. Is that right?": the value is in the sentence before.
+_IS_THAT_RIGHT = re.compile(r"\b(?:is|does)\s+(?:that|this)\s+(?:(?:still\s+)?(?:right|correct|ok|okay)|sound\s+right)\?",
+                            re.I)
+_SENT_TO = re.compile(r"\b(?:to|at)\s+(?P<value>\d[^.?!]{3,100})[.?!]\s*$")
 _THING = re.compile(r"\b(?P<thing>address|mobile|phone|number|e-?mail)\b", re.I)
 _YES = re.compile(r"^(?:yes|yep|yeah|yup|correct|that's\s+(?:right|correct)|that\s+is\s+(?:right|correct)|right"
                   r"|still\s+the\s+same|same\s+(?:one|as\s+before)|it\s+is|it's\s+still|that's\s+still|sure)\b", re.I)
@@ -62,6 +67,10 @@ def confirmation_asked(question: str | None) -> list[tuple[str, str]]:
             found.append(("phone", value))
         elif "address" in thing and re.search(r"\d", value) and not EMAIL.search(value):
             found.append(("address", value))
+    if not found and (right := _IS_THAT_RIGHT.search(question or "")):
+        before = question[:right.start()]
+        if (sent := _SENT_TO.search(before)) and (address := address_value(sent.group("value"))):
+            found.append(("address", address))
     return found
 
 
