@@ -669,6 +669,7 @@ def test_adversarial_support_input_finishes_quickly():
         "please contact me by email " + "not " * 4000, "best to call after " + "6pm " * 4000,
         "my loyalty number is " + "12345 " * 3000, "my card ending " + "4821 " * 3000, "IBAN " + "IE29 " * 3000,
         "call me on " + "+1 (2) " * 3000, "my " + "work " * 4000 + "number is 0871234567",
+        ("a-" * 2000 + " number 12345678 ") * 8,  # a label looked for before each of many numbers
     ]
     for role in ("user", "assistant"):
         for text in texts:

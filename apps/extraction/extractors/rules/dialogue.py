@@ -32,8 +32,8 @@ _ADDRESS_ANSWER = re.compile(r"^(?:(?:sure|yes|ok|okay|it's|it\s+is|the\s+new\s+
                              r"(?P<address>(?:(?:flat|apt|apartment|unit|suite|house|level)\s+\w+,?\s+)?\d+[a-z]?,?\s+[^\W\d_]"
                              r"[^,;]*?(?:,\s*[^,;]+?){0,3})$", re.I)
 # "Sure, it's 07700 900123": what may stand before a bare phone number or email address.
-_VALUE_LEAD = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|of\s+course|certainly|it's|it\s+is|that's|that\s+is)"
-                         r"[\s,:.!-]+)*", re.I)
+_AFFIRMATIVE = r"(?:sure|yes|yep|yeah|yup|ok|okay|of\s+course|certainly)"
+_VALUE_LEAD = re.compile(rf"^(?:(?:{_AFFIRMATIVE}|it's|it\s+is|that's|that\s+is)[\s,:.!-]+)*", re.I)
 
 
 # "We'll text your mobile, is that still 07700 900 207?" / "Yes": the agent's value, confirmed.
@@ -48,8 +48,8 @@ _IS_THAT_RIGHT = re.compile(r"\b(?:is|does)\s+(?:that|this)\s+(?:(?:still\s+)?(?
                             re.I)
 _SENT_TO = re.compile(r"\b(?:to|at)\s+(?P<value>\d[^.?!]{3,100})[.?!]\s*$")
 _THING = re.compile(r"\b(?P<thing>address|mobile|phone|number|e-?mail)\b", re.I)
-_YES = re.compile(r"^(?:yes|yep|yeah|yup|correct|that's\s+(?:right|correct)|that\s+is\s+(?:right|correct)|right"
-                  r"|still\s+the\s+same|same\s+(?:one|as\s+before)|it\s+is|it's\s+still|that's\s+still|sure)\b", re.I)
+_YES = re.compile(rf"^(?:{_AFFIRMATIVE}|correct|that's\s+(?:right|correct)|that\s+is\s+(?:right|correct)|right"
+                  r"|still\s+the\s+same|same\s+(?:one|as\s+before)|it\s+is|it's\s+still|that's\s+still)\b", re.I)
 _LABELS = {"address": "address", "phone": "phone number", "email": "email address"}
 
 
@@ -61,7 +61,7 @@ def confirmation_asked(question: str | None) -> list[tuple[str, str]]:
         thing = match.group("thing") or next(
             (said.group("thing") for said in reversed(list(_THING.finditer(question[:match.start()])))), "")
         thing = thing.lower()
-        if EMAIL.fullmatch(value) or "mail" in thing and EMAIL.fullmatch(value):
+        if EMAIL.fullmatch(value):
             found.append(("email", value))
         elif PHONE.fullmatch(value) and 7 <= sum(char.isdigit() for char in value) <= 15:
             found.append(("phone", value))

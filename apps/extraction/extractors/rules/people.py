@@ -14,6 +14,7 @@ from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
 from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.dates import MONTHS, WEEKDAYS
 from apps.extraction.extractors.rules.person import ADVERBS, rewrite_first_person
 from apps.extraction.extractors.rules.subjects import contact_subject
 from apps.extraction.extractors.rules.text import normalise_key, proper_name
@@ -104,23 +105,20 @@ _PRONOUN_DETAIL = re.compile(
 _TITLE = r"(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+)"
 # "my daughter Lucía is on the plan", "changed to my sister, Josephine Adeyinka", "our accountant, Ms. Sato": a
 # contact named in passing, wherever in the sentence.
-_NAMED_IN_PASSING = re.compile(
-    rf"\b(?:my|our)\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})(?!'s)\b(?:,\s*|\s+)(?:{_TITLE})?"
-    r"(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2})",
-    re.I,
-)
+_CAPITALISED_NAME = r"(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2})"
+_OUR_RELATION = rf"\b(?:my|our)\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})(?!'s)\b(?:,\s*|\s+)(?:{_TITLE})?"
+_NAMED_IN_PASSING = re.compile(_OUR_RELATION + _CAPITALISED_NAME, re.I)
 # Typed in lowercase, a word after the relation is a name only where a name can end: "my husband budi and ...",
 # "our daughter sari who is 14", not "my boss saw the charge".
 _NAMED_IN_PASSING_LOWER = re.compile(
-    rf"\b(?:my|our)\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})(?!'s)\b(?:,\s*|\s+)(?:{_TITLE})?"
-    r"(?P<name>[^\W\d_][\w'-]*)(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|who|is|has|was|will|can|needs?|wants?)\b)",
+    _OUR_RELATION + r"(?P<name>[^\W\d_][\w'-]*)(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|who|is|has|was|will|can|needs?|wants?)\b)",
     re.I,
 )
 # "our head chef Ana Lopes", "my finance director, Dr. Sam Ito": someone who works with or for the user.
 _STAFF_HEADS = "|".join(sorted((re.escape(word) for word in lexicon.JOB_HEADS), key=len, reverse=True))
 _STAFF_NAMED = re.compile(
     rf"\b(?:my|our)\s+(?P<relation>(?-i:[a-z-]+\s+){{0,2}}?(?:{_STAFF_HEADS}))(?!'s)\b(?:,\s*|\s+)(?:{_TITLE})?"
-    r"(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2})",
+    + _CAPITALISED_NAME,
     re.I,
 )
 # "my sister, Josephine Adeyinka-Oduya... no, just Josephine Adeyinka": the name the user settles on.
@@ -130,9 +128,8 @@ _NAME_CORRECTED = re.compile(r"^\s*(?:\.{2,}|\u2026|,|-+)?\s*(?:no|sorry|I\s+mea
 
 # A first person with a number or an address right after it: "text me on 0770...", "my email is a@b.c".
 _OWN_DETAIL = re.compile(r"\b(?:me|my|I|I'm|us|our)\b(?=(?:(?!\b(?:his|her|their)\b)[^.;!?]){0,30}?(?:\d{3}|@))")
-_TIME_WORDS = frozenset("yesterday today tonight tomorrow now then monday tuesday wednesday thursday friday saturday "
-                        "sunday january february march april may june july august september october november "
-                        "december morning afternoon evening".split())
+_TIME_WORDS = frozenset({*"yesterday today tonight tomorrow now then morning afternoon evening".split(), *WEEKDAYS,
+                         *MONTHS})
 
 
 def _text_of(item) -> str:
