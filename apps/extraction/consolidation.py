@@ -13,7 +13,15 @@ from django.db.models import Q
 
 from apps.core.actors import Actor
 from apps.core.embeddings import vector_literal
+from apps.core.errors import ConflictError
 from apps.extraction.extractors.base import Candidate, covers, retracted_subjects
+from apps.extraction.redaction import (
+    detail_values,
+    emails_named_after,
+    is_contact_detail,
+    mentions_person,
+    without_value,
+)
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.normalise import content_hash
 from apps.memories.services import (
@@ -23,6 +31,7 @@ from apps.memories.services import (
     memory_create,
     memory_invalidate,
     memory_supersede,
+    memory_update,
 )
 
 
@@ -58,6 +67,11 @@ class _LiveMemories:
         for value in sorted({str(c.metadata.get("value")) for c in candidates
                              if c.action == "delete" and not c.subject and c.metadata.get("value")}):
             relevant |= Q(content__icontains=value)  # "remove mei@x.sg": whatever memory holds the value
+        for person in sorted({str(c.metadata.get("person")) for c in candidates
+                              if c.action == "delete" and c.metadata.get("person")}):
+            for name in person.split():  # "Beatriz" in "beatriz.nogueira@...", "pryce" in "g.pryce@..."
+                if len(name) >= 3:
+                    relevant |= Q(content__icontains=name)
         for retracted in sorted({c.subject for c in candidates if c.subject and c.action == "delete"}):
             for kin in retracted_subjects(retracted):
                 relevant |= Q(metadata__subject=kin) | Q(metadata__subject__startswith=f"{kin}:")
@@ -119,6 +133,43 @@ class _LiveMemories:
 
     def with_subject(self, subject: str) -> list[Memory]:
         return [memory for memory in self.memories.values() if (memory.metadata or {}).get("subject") == subject]
+
+    def forgotten(self, candidate: Candidate) -> tuple[list[Memory], list[tuple[Memory, str]]]:
+        """What a delete takes away: memories to retract as a whole, and memories that keep what else they say
+        with the forgotten detail cut out of them (apps/extraction/redaction.py)."""
+        metadata = candidate.metadata or {}
+        person, detail = metadata.get("person"), metadata.get("detail")
+        if candidate.target_memory_id or candidate.subject or not (metadata.get("value") or person and detail):
+            return self.targets(candidate), []
+        whole: list[Memory] = []
+        cut: list[tuple[Memory, str]] = []
+
+        def take(memory: Memory, values: list[str]) -> None:
+            content = memory.content
+            for value in values:
+                content = without_value(content, value) if content else None
+            if memory.metadata.get("subject") or not content:
+                whole.append(memory)
+            elif content != memory.content:
+                cut.append((memory, content))
+
+        value = str(metadata.get("value") or "")
+        for memory in list(self.memories.values()):
+            named = emails_named_after(memory.content, person) if person and not detail else []
+            if value and value.casefold() in memory.content.casefold():
+                if person or not is_contact_detail(value):
+                    whole.append(memory)  # a person, an order number: the memory is about them
+                else:
+                    take(memory, [value])  # "forget 070-412 33 90": the number goes, the rest of a note stays
+            elif named:
+                take(memory, named)  # "remove Gareth Pryce's details": his address too, wherever it is
+            elif detail and mentions_person(memory.content, person):
+                subject = memory.metadata.get("subject") or ""
+                if subject.startswith("contact:") and subject.endswith(f":{detail}"):
+                    whole.append(memory)  # "my wife's mobile is ...": that detail's own memory
+                elif values := detail_values(memory.content, detail):
+                    take(memory, values)  # "her mobile number": out of a note that also holds her email
+        return whole, cut
 
     def targets(self, candidate: Candidate) -> list[Memory]:
         if candidate.target_memory_id:
@@ -202,12 +253,20 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         reason = f"extracted from messages {candidate.source_seqs} of session {session.external_id}"
 
         if candidate.action == "delete":
-            targets = live.targets(candidate)
+            targets, cuts = live.forgotten(candidate)
             for memory in targets:
                 memory_invalidate(memory=memory, actor=actor, reason=f"retracted in {reason}", context=context)
                 live.gone(memory)
+            for memory, content in cuts:
+                live.gone(memory)
+                try:
+                    live.added(memory_update(memory=memory, changes={"content": content}, actor=actor,
+                                             reason=f"forgotten detail removed in {reason}", context=context))
+                except ConflictError:  # what is left is another memory's content already: this one goes
+                    memory_invalidate(memory=memory, actor=actor, reason=f"retracted in {reason}", context=context)
             counts.deleted += len(targets)
-            counts.unchanged += not targets
+            counts.updated += len(cuts)
+            counts.unchanged += not (targets or cuts)
             continue
 
         duplicate = live.near_duplicate(candidate)

@@ -374,11 +374,29 @@ def test_forget_my_phone_number_is_a_subject_wide_delete():
     ("delete my office email", "email:work"),
     ("forget my mobile number", "phone"),  # the mobile is the unqualified phone subject
     ("forget my old email", "email"),  # "old" says which value, not which kind
+    ("Could you take my home number off my account?", "phone:home"),
 ])
 def test_forgetting_a_qualified_contact_detail_retracts_that_kind_only(text, subject):
     [candidate] = extract(text)
 
     assert (candidate.action, candidate.subject) == ("delete", subject)
+
+
+@pytest.mark.parametrize(("text", "person", "detail"), [
+    ("please forget my wife's mobile number", "wife", "phone"),
+    ("Please delete Tom's email address", "Tom", "email"),
+    ("Tomasz asks one more thing: please don't keep his mobile number on file", "Tomasz", "phone"),
+    ("please remove all of Gareth Pryce's details from your records", "Gareth Pryce", None),
+])
+def test_forgetting_someone_elses_details_names_the_person_and_the_detail(text, person, detail):
+    [candidate] = extract(text)
+
+    assert (candidate.action, candidate.subject) == ("delete", None)
+    assert (candidate.metadata["person"], candidate.metadata.get("detail")) == (person, detail)
+
+
+def test_a_his_or_her_with_nobody_named_forgets_nothing():
+    assert extract("please delete her email") == []
 
 
 @pytest.mark.parametrize(("text", "subject", "value"), [

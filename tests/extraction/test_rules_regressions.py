@@ -76,6 +76,46 @@ def test_the_same_number_said_without_a_forget_request_is_stored(tenant_a):
     assert active("01603 711 402")
 
 
+def test_a_forgotten_number_is_cut_out_of_a_note_that_keeps_the_rest(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("Remember that deliveries go to the back gate and the driver should call the yard on 0161 496 0233 "
+             "when he arrives.")
+    assert active("0161 496 0233")
+
+    chat.say("Please delete the number 0161 496 0233 from your records.", session="chat-2")
+
+    assert not active("0161 496 0233")
+    [note] = active("back gate")
+    assert note.endswith("the driver should call the yard when he arrives")
+    [revision] = Memory.objects.get(content=note).revisions.filter(action="update")
+    assert "0161 496 0233" in revision.before["content"] and "forgotten detail removed" in revision.reason
+
+
+def test_a_contacts_detail_forgotten_on_their_behalf_goes_and_their_other_details_stay(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("Please note that my husband Tomasz Wrona handles the insurance, so letters should go to him: "
+             "tomasz.wrona@poczta.example, mobile +48 601 234 567.")
+    assert active("+48 601 234 567")
+
+    chat.say("Tomasz asks one more thing: please don't keep his mobile number on file, only his email.")
+
+    assert not active("+48 601 234 567")
+    assert active("tomasz.wrona@poczta.example")
+
+
+def test_forgetting_a_person_takes_their_name_and_the_address_named_after_them(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("The billing contact on our account was Hannah Okoro, hannah.okoro@brightwater.example, "
+             "but she has left. Please send invoices to me from now on.")
+    chat.say("Also my work email is ines@brightwater.example.")
+    assert active("hannah.okoro@brightwater.example")
+
+    chat.say("Please remove all of Hannah Okoro's details from your records, including her email.", session="chat-2")
+
+    assert not active("Hannah Okoro") and not active("hannah.okoro@brightwater.example")
+    assert active("ines@brightwater.example")
+
+
 def test_forgetting_one_kind_of_address_keeps_the_others(tenant_a):
     chat = Conversation(tenant_a.client("write"))
     chat.say("My home address is 4 Harbour Road, Cork.", "My delivery address is 12 Quay Street, Galway.")

@@ -92,9 +92,9 @@ def test_digit_groups_are_one_identifier_only_up_to_a_bound():
     ("The best number to reach me on is 087 123 4567", "phone", "The user's phone number is 087 123 4567"),
     ("I'm on 07700 900123", "phone", "The user's phone number is 07700 900123"),
     ("My work number is 01 234 5678", "phone:work", "The user's work phone number is 01 234 5678"),
-    ("My office phone: 01 234 5678", "phone:work", "The user's work phone number is 01 234 5678"),
+    ("My office phone: 01 234 5678", "phone:work", "The user's office phone number is 01 234 5678"),
     ("My home phone is 01 234 5678", "phone:home", "The user's home phone number is 01 234 5678"),
-    ("My landline is 01 234 5678", "phone:home", "The user's home phone number is 01 234 5678"),
+    ("My landline is 01 234 5678", "phone:home", "The user's landline number is 01 234 5678"),
     ("My WhatsApp is +34 600 123 456", "phone:whatsapp", "The user's WhatsApp number is +34 600 123 456"),
     ("My number changed, it's now 085 444 5566", "phone", "The user's phone number is 085 444 5566"),
     ("Can you call me back on 087 123 4567?", "phone", "The user's phone number is 087 123 4567"),
@@ -106,7 +106,7 @@ def test_digit_groups_are_one_identifier_only_up_to_a_bound():
     ("The best phone number to get me on is 07723 509 118.", "phone", "The user's phone number is 07723 509 118"),
     ("The engineer should ring me when they're outside: 07412 889 350.", "phone",
      "The user's phone number is 07412 889 350"),
-    ("My direct line is 01 234 5678", "phone:work", "The user's work phone number is 01 234 5678"),
+    ("My direct line is 01 234 5678", "phone:work", "The user's direct line is 01 234 5678"),
     ("Please call, the number is 087 123 4567", "phone", "The user's phone number is 087 123 4567"),
 ])
 def test_a_phone_word_governing_the_number_makes_it_the_users_phone_of_that_kind(text, subject, content):
@@ -136,6 +136,31 @@ def test_a_new_mobile_has_the_mobiles_subject():
 
     assert old.subject == new.subject == "phone"
     assert new.content == "The user's mobile number is 087 765 4321"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("if the courier has to call, my cell is 416-555-0199, or home 416-555-0142",
+     [("phone", "The user's mobile number is 416-555-0199"),
+      ("phone:home", "The user's home phone number is 416-555-0142")]),
+    ("if anything goes wrong you can call me, office 0161 496 0233 or my mobile 07700 900 610",
+     [("phone:work", "The user's office phone number is 0161 496 0233"),
+      ("phone", "The user's mobile number is 07700 900 610")]),
+    ("Call me on 07700 900 318, or at the office on 0113 496 0721",
+     [("phone", "The user's phone number is 07700 900 318"),
+      ("phone:work", "The user's office phone number is 0113 496 0721")]),
+])
+def test_each_number_in_a_list_of_the_users_numbers_is_theirs_under_its_kind(text, expected):
+    assert [(phone.subject, phone.content) for phone in phones(extract(text))] == expected
+
+
+@pytest.mark.parametrize("text", [
+    "If I move, my number might be 0123 456 789",
+    "Maybe my mobile is 087 123 4567, I'm not sure",
+    "The courier's office 0161 496 0233 never answers",
+    "Order 4471 was shipped, home 2 days later",
+])
+def test_a_number_said_hypothetically_or_labelled_outside_a_list_of_the_users_numbers_is_not_theirs(text):
+    assert phones(extract(text)) == []
 
 
 @pytest.mark.parametrize("text", [
@@ -738,6 +763,16 @@ def test_a_yes_to_the_agents_is_that_still_confirms_the_value(question, answer, 
     candidates = conversation(("assistant", question), ("user", answer))
 
     assert one(candidates, subject).content == content
+
+
+def test_a_yes_to_two_values_asked_together_confirms_each_under_its_own_kind():
+    candidates = conversation(
+        ("assistant", "You're all set. Is your work number 0161 496 0300 still correct? And your mobile 07700 900 412?"),
+        ("user", "yes both still correct"),
+    )
+
+    assert one(candidates, "phone:work").content == "The user's work phone number is 0161 496 0300"
+    assert one(candidates, "phone").content == "The user's mobile number is 07700 900 412"
 
 
 @pytest.mark.parametrize("answer", ["No, it's ann@newmail.com now.", "Hmm, let me check."])

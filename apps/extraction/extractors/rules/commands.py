@@ -18,6 +18,7 @@ from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.facts import org_value, place_value
 from apps.extraction.extractors.rules.identifiers import identifier_kind, identifiers
+from apps.extraction.extractors.rules.people import someones_detail
 from apps.extraction.extractors.rules.person import rewrite_first_person
 from apps.extraction.extractors.rules.preferences import object_key
 from apps.extraction.extractors.rules.text import MAX_CLAUSE_CHARS, Clause, split_clauses, strip_filler
@@ -45,7 +46,7 @@ _FORGET = re.compile(
     r"|^I\s+(?:don't|do\s+not)\s+want\s+(?:you\s+)?(?:to\s+)?(?:keep|keeping|store|storing|retain|retaining|save"
     r"|saving|hold|holding|have|having|remember)\s+(?P<what4>.+)$"
     r"|^I\s+(?:don't|do\s+not)\s+want\s+(?P<what5>my\s+.+?)\s+(?:kept|stored|saved|held|on\s+(?:file|record))\b.*$"
-    r"|^(?:please\s+)?take\s+(?P<what6>.+?)\s+(?:off|out(?:\s+of|\s+from)?)(?:\s+(?:your|the|my)\s+(?:file|records?|system|list|account|notes"
+    rf"|{_POLITE}take\s+(?P<what6>.+?)\s+(?:off|out(?:\s+of|\s+from)?)(?:\s+(?:your|the|my)\s+(?:file|records?|system|list|account|notes"
     r"|profile))?(?:\s+(?:completely|entirely|altogether|for\s+good))?$",
     re.I,
 )
@@ -226,21 +227,29 @@ def _forget(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
     return found
 
 
-# What identifies a thing to forget by its value: an email, a number, or someone's name ("Gareth Pryce's details").
+# What identifies a thing to forget by its value: an email or a number ("remove mei.tan@x.sg", "the old Visa 0093").
 _VALUE_TOKENS = re.compile(rf"{EMAIL.pattern}|\+?\d[\d\s().-]{{2,18}}\d|\b[A-Z]{{1,5}}-?\d[\w-]{{2,}}")
-_SOMEONES_DETAILS = re.compile(r"^(?:all\s+(?:of\s+)?)?(?:the\s+)?(?P<who>[^\W\d_][\w'-]+(?:\s+[^\W\d_][\w'-]+){0,3})'s?"
-                               r"\s+(?:details|info|information|data|contact\s+details|number|email|phone\s+number"
-                               r"|email\s+address)\b.*$")
 
 
 def forgotten_values(what: str) -> list[str]:
-    """The values named in a forget request ("remove mei.tan@x.sg", "the old Visa 0093", "Gareth Pryce's details")."""
-    values = [value.strip() for value in _VALUE_TOKENS.findall(what) if sum(char.isalnum() for char in value) >= 3]
-    if match := _SOMEONES_DETAILS.match(what):
-        who = match.group("who")
-        if who[:1].isupper() and who.split()[0].lower() not in ("my", "the", "our", "your"):
-            values.append(who)
-    return values
+    """The values named in a forget request ("remove mei.tan@x.sg", "the old Visa 0093")."""
+    return [value.strip() for value in _VALUE_TOKENS.findall(what) if sum(char.isalnum() for char in value) >= 3]
+
+
+def _someones_details(what: str, ctx: RuleContext) -> list[Candidate]:
+    """"Gareth Pryce's details": everything about him; "her mobile number" (Beatriz's): that detail of hers only."""
+    if (someone := someones_detail(what, ctx.sentence)) is None:
+        return []
+    who, detail = someone
+    whose = f"their {who}'s" if who.islower() else f"{who}'s"  # a relation ("wife") or a name
+    if detail is None:
+        candidate = _delete(ctx, None, f"asked to forget {whose} details", "retract.forget", value=who)
+    else:
+        label = {"phone": "phone number", "email": "email address"}[detail]
+        candidate = _delete(ctx, None, f"asked to forget {whose} {label}", "retract.forget")
+        candidate.metadata["detail"] = detail
+    candidate.metadata["person"] = who
+    return [candidate]
 
 
 def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
@@ -262,6 +271,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
     if ids:  # "forget order #12345"
         return [_delete(ctx, candidate.subject, f"asked to forget {candidate.content.split(' has ', 1)[-1]}",
                         "retract.forget", value=candidate.metadata["identifier"]) for candidate in ids]
+    if someones := _someones_details(what, ctx):
+        return someones
     if len(split_clauses(what)) == 1 and (values := forgotten_values(what)):  # whatever memory holds the value
         return [_delete(ctx, None, f"asked to forget {value}", "retract.forget", value=value) for value in values]
     if match := _FORGET_WHERE.match(what):

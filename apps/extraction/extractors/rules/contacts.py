@@ -13,7 +13,7 @@ from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.person import rewrite_first_person
 from apps.extraction.extractors.rules.subjects import CONTACT_CHANNEL, CONTACT_TIME, email_subject, phone_subject
-from apps.extraction.extractors.rules.text import Clause
+from apps.extraction.extractors.rules.text import Clause, uncertain_in_itself
 
 EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 _PHONE_VALUE = r"(?<![\w+(])(?:\+|\()?\d[\d\s().-]{5,18}\d(?!\w)"
@@ -79,7 +79,20 @@ _PAST_WORDS = frozenset("old previous former".split())
 _PHONE_LABELS = {None: "phone number", "mobile": "mobile number", "work": "work phone number",
                  "home": "home phone number", "whatsapp": "WhatsApp number", "fax": "fax number",
                  "other": "other phone number"}
+_OWN_WORD_LABELS = {"office": "office phone number", "landline": "landline number", "direct": "direct line"}
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_CALL_ME = re.compile(rf"\b{_REACH_ME}\b", re.I)
+_LISTED_PHONE = re.compile(
+    r"(?:^|,|\b(?:or|and|me)\b)[\s,]*(?:(?:or|and)\s+)?(?:(?:my|the|(?:on|at)\s+(?:my|the)|at)\s+)?"
+    r"(?P<kind>home|office|work|landline|mobile|cell|desk|direct|business|house)"
+    r"(?:\s+(?:phone|number|line|no\.?))?\s*(?:is\s+|(?:on|at)\s+|[:=-]\s*)?(?P<number>" + _PHONE_VALUE + ")",
+    re.I,
+)
+_CONDITION_THEN = re.compile(
+    r"^(?:if|when|whenever|in\s+case|should)\b[^,]*?(?:,\s*|\s+(?=(?:you\s+(?:can|could|may)|feel\s+free|just|please"
+    r"|call|ring|text|phone|reach|contact|try|my|our)\b))",
+    re.I,
+)
 
 
 def phone_kind(word: str) -> str | None:
@@ -96,7 +109,13 @@ def email_kind(word: str) -> str | None:
 def contacts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     """The user's own email addresses and phone numbers stated in `clause`."""
     text = clause.text
-    if _THIRD_PARTY.search(text) or MY_RELATION.search(text) or clause.uncertain:
+    if clause.uncertain:
+        # "if the courier needs to call, my cell is ...": the condition says when to use a detail, not whether it
+        # holds; a clause hedged in its own words ("maybe my number is ...") still says nothing.
+        text = _CONDITION_THEN.sub("", text, count=1)
+        if uncertain_in_itself(text):
+            return []
+    if _THIRD_PARTY.search(text) or MY_RELATION.search(text):
         return []  # someone else's details (people.py reads those)
     if _OBJECT_PRONOUN.search(text) and not _TO_ME.search(text) and MY_RELATION.search(ctx.sentence):
         return []  # "my wife Beatriz does the paperwork, so documents should go to her: b@x.pt, mobile ..."
@@ -144,7 +163,17 @@ def _named_after(email: str, name: str | None) -> bool:
 def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
     """Phone numbers a phone word governs: "my mobile is ...", "call me on ...", "best number to reach me is ..."."""
     found = []
-    for match in _OWN_PHONE.finditer(text):
+    matches = list(_OWN_PHONE.finditer(text))
+    if matches or _CALL_ME.search(text):
+        # "my cell is ..., or home 416-555-0127", "call me, office 08-123 456 78 or my mobile ...": in a list of the
+        # user's numbers a kind word alone labels the next one.
+        taken = [match.span() for match in matches]
+        matches += [match for match in _LISTED_PHONE.finditer(text)
+                    if not any(start < match.end() and match.start() < end for start, end in taken)]
+    for match in sorted(matches, key=lambda match: match.start()):
+        if match.re is _LISTED_PHONE:
+            found += _listed_phone(match, ctx)
+            continue
         number = next(match.group(key) for key in _NUMBERS if match.group(key))
         number = number.strip()
         digits = sum(char.isdigit() for char in number)
@@ -165,11 +194,29 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
                 continue  # "my wife's mobile is ...", "their number is ..."
         place = (match.group("place") or "").split()[-1:]  # "call me at home on ..."
         kind = next((_PHONE_KINDS[word] for word in [*quals, noun, *place] if word in _PHONE_KINDS), None)
-        label = _PHONE_LABELS[kind or ("mobile" if noun.startswith(("mobile", "cell")) else None)]
+        label = _phone_label(kind or ("mobile" if noun.startswith(("mobile", "cell")) else None), [*quals, noun, *place])
         found.append(ctx.candidate(f"{ctx.person.possessive} {label} is {number}", confidence=0.9,
                                    rule="contact.phone", subject=phone_subject(kind), tags=("pii", "contact"),
                                    metadata={"pii": True, "value": number, "kind": kind or "mobile"}))
     return found
+
+
+def _phone_label(kind: str | None, words: list[str]) -> str:
+    """What to call a number: the kind's label, in the user's own word where they used a narrower one ("office
+    phone number", "landline number")."""
+    said = next((word for word in words if word in _OWN_WORD_LABELS and _PHONE_KINDS.get(word) == kind), None)
+    return _OWN_WORD_LABELS[said] if said else _PHONE_LABELS[kind]
+
+
+def _listed_phone(match: re.Match, ctx: RuleContext) -> list[Candidate]:
+    number = match.group("number").strip()
+    if not 7 <= sum(char.isdigit() for char in number) <= 15 or _ISO_DATE.fullmatch(number):
+        return []
+    kind = _PHONE_KINDS.get(match.group("kind").lower())
+    label = _phone_label(kind or "mobile", [match.group("kind").lower()])
+    return [ctx.candidate(f"{ctx.person.possessive} {label} is {number}", confidence=0.85, rule="contact.phone",
+                          subject=phone_subject(kind), tags=("pii", "contact"),
+                          metadata={"pii": True, "value": number, "kind": kind or "mobile"})]
 
 
 # --- How and when the user wants to be contacted ----------------------------------------------------------

@@ -37,10 +37,15 @@ _VALUE_LEAD = re.compile(rf"^(?:(?:{_AFFIRMATIVE}|it's|it\s+is|that's|that\s+is)
 
 
 # "We'll text your mobile, is that still 07700 900 207?" / "Yes": the agent's value, confirmed.
+# "Is your home number 020 7946 0185 still correct? And your mobile 07700 900 884?" / "yes both": two values.
+_DETAIL = r"(?:[\w-]+\s+)?(?:address|number|phone|mobile|cell|landline|e-?mail(?:\s+address)?)"
+_STILL_RIGHT = r"\s+still\s+(?:correct|right|valid|current|good|the\s+same|up\s+to\s+date|ok|okay)"
 _CONFIRM_QUESTION = re.compile(
     r"\bis\s+(?:it|that|this)\s+still\s+(?P<value>[^?]{3,80})\?"
-    r"|\bis\s+your\s+(?P<thing>(?:[\w-]+\s+)?(?:address|number|phone|mobile|e-?mail(?:\s+address)?))\s+still\s+"
-    r"(?P<value2>[^?]{3,80})\?",
+    rf"|\bis\s+your\s+(?P<thing>{_DETAIL})\s+still\s+(?P<value2>[^?]{{3,80}})\?"
+    rf"|\bis\s+your\s+(?P<thing3>{_DETAIL})\s+(?P<value3>[^?]{{3,80}}?){_STILL_RIGHT}\?"
+    rf"|(?<=\?)\s*(?:and|also|plus)\s+(?:is\s+)?your\s+(?P<thing4>{_DETAIL})\s+(?P<value4>[^?]{{3,80}}?)"
+    rf"(?:{_STILL_RIGHT})?\?",
     re.I,
 )
 # "I'll ship it to 12 Jacaranda Avenue, Parkhurst. Is that right?": the value is in the sentence before.
@@ -53,34 +58,49 @@ _YES = re.compile(rf"^(?:{_AFFIRMATIVE}|correct|that's\s+(?:right|correct)|that\
 _LABELS = {"address": "address", "phone": "phone number", "email": "email address"}
 
 
-def confirmation_asked(question: str | None) -> list[tuple[str, str]]:
-    """(slot, value) for each value about the customer the agent asks them to confirm."""
+def confirmation_asked(question: str | None) -> list[tuple[str, str, str]]:
+    """(slot, label, value) for each value about the customer the agent asks them to confirm; the label keeps the
+    agent's own words for the kind ("home number") so that two numbers confirmed together stay two."""
     found = []
     for match in _CONFIRM_QUESTION.finditer(question or ""):
-        value = (match.group("value") or match.group("value2")).strip(" .,")
-        thing = match.group("thing") or next(
-            (said.group("thing") for said in reversed(list(_THING.finditer(question[:match.start()])))), "")
-        thing = thing.lower()
+        value = next(match.group(key) for key in ("value", "value2", "value3", "value4") if match.group(key))
+        value = value.strip(" .,")
+        named = match.group("thing") or match.group("thing3") or match.group("thing4")
+        thing = (named or next(
+            (said.group("thing") for said in reversed(list(_THING.finditer(question[:match.start()])))), "")).lower()
+        thing = " ".join(thing.split())
         if EMAIL.fullmatch(value):
-            found.append(("email", value))
+            found.append(("email", _label(named, "email"), value))
         elif PHONE.fullmatch(value) and 7 <= sum(char.isdigit() for char in value) <= 15:
-            found.append(("phone", value))
+            found.append(("phone", _label(named, "phone"), value))
         elif "address" in thing and re.search(r"\d", value) and not EMAIL.search(value):
-            found.append(("address", value))
+            found.append(("address", _label(named, "address"), value))
     if not found and (right := _IS_THAT_RIGHT.search(question or "")):
         before = question[:right.start()]
         if (sent := _SENT_TO.search(before)) and (address := address_value(sent.group("value"))):
-            found.append(("address", address))
+            found.append(("address", _LABELS["address"], address))
     return found
 
 
-def confirmed_statements(answer: str, confirmations: list[tuple[str, str]], said: list[str]) -> list[str]:
+def _label(named: str | None, slot: str) -> str:
+    """The agent's name for a detail ("home number", "mobile") when it names one of that slot, else the slot's."""
+    named = " ".join((named or "").lower().split())
+    if not named or _THING.search(named) is None:
+        return _LABELS[slot]
+    if slot == "phone" and named.split()[-1] == "number" and len(named.split()) == 1:
+        return _LABELS[slot]
+    fits = {"email": "mail" in named, "address": "address" in named,
+            "phone": not ("mail" in named or "address" in named)}
+    return named if fits[slot] else _LABELS[slot]
+
+
+def confirmed_statements(answer: str, confirmations: list[tuple[str, str, str]], said: list[str]) -> list[str]:
     """A "yes" to the agent's "is that still ...?" as the customer's own statement of the value, unless their answer
     already states that slot (`said`, from slot_statements)."""
     if not confirmations or not _YES.match(answer.strip()):
         return []
     stated = " ".join(said).lower()
-    return [f"My {_LABELS[slot]} is {value}" for slot, value in confirmations if f"my {_LABELS[slot]}" not in stated]
+    return [f"My {label} is {value}" for slot, label, value in confirmations if f"my {_LABELS[slot]}" not in stated]
 
 
 def requested_slots(question: str | None) -> list[str]:

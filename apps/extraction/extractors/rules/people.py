@@ -205,6 +205,43 @@ def with_pronouns_resolved(text: str, mention: tuple[str, str | None] | None) ->
     return _PRONOUN_DETAIL.sub(resolved, text)
 
 
+# "my wife's mobile number", "Gareth Pryce's details", "her email" (with who "her" is): what a forget request names.
+_SOMEONES_DETAIL = re.compile(
+    rf"^(?:all\s+(?:of\s+)?)?(?:the\s+)?(?:(?:(?:my|our)\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})"
+    r"(?:,?\s+(?P<name>(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*)){0,2}))?"
+    r"|(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+)?(?P<who>(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*)){0,2}))'s?"
+    r"|(?P<pronoun>his|her|their))\s+(?:(?:old|current|personal|private|own|work|home|mobile|cell|office|contact)\s+)*"
+    r"(?P<detail>e-?mail(?:\s+address)?|(?:phone|mobile|cell|telephone|landline)(?:\s+(?:number|no\.?))?|number"
+    r"|details|info(?:rmation)?|data|records?)\b",
+    re.I,
+)
+# "Beatriz asks one more thing: please don't keep her mobile": who the "her" of a request on someone's behalf is.
+_ASKING = re.compile(r"(?P<who>(?-i:[A-Z][\w-]+)(?:\s+(?-i:[A-Z][\w-]+))?)\s+(?:asks|asked|has\s+asked|says|said"
+                     r"|wants|wanted|would\s+like|requests|requested|needs|prefers|doesn't\s+want|does\s+not\s+want)\b")
+_DETAIL_KINDS = {"e": "email", "p": "phone", "m": "phone", "c": "phone", "t": "phone", "l": "phone", "n": "phone"}
+
+
+def someones_detail(what: str, sentence: str = "") -> tuple[str, str | None] | None:
+    """(who, "phone" / "email", or None for all they gave) when a forget request names someone else's details:
+    "my wife's mobile number" -> ("wife", "phone"), "Gareth Pryce's details" -> ("Gareth Pryce", None)."""
+    match = _SOMEONES_DETAIL.match(what)
+    if match is None:
+        return None
+    who = match.group("name") or match.group("who")
+    if match.group("pronoun"):
+        asking = list(_ASKING.finditer(sentence[:sentence.find(what)] if what in sentence else sentence))
+        mention = mentioned_contact(sentence)
+        who = asking[-1].group("who") if asking else mention and (mention[1] or mention[0])
+        if not who:
+            return None
+    elif who is None:
+        who = match.group("relation").lower()
+    elif who.split()[0].lower() in ("my", "our", "your", "the", "i", "we"):
+        return None
+    detail = match.group("detail").lower()
+    return who, None if detail.startswith(("det", "inf", "dat", "rec")) else _DETAIL_KINDS[detail[0]]
+
+
 def people(text: str, ctx: RuleContext, *, question: bool = False) -> list[Candidate]:
     """A memory about one of the user's contacts stated in a user clause, or []."""
     if question and not re.match(r"^(?:(?:can|could|would|will)\s+you|please)\b", text, re.I):

@@ -107,6 +107,11 @@ class Clause:
     hedged: bool  # "I think ...": kept, with less confidence
 
 
+def uncertain_in_itself(text: str) -> bool:
+    """Whether a clause is conditional or hypothetical in its own words, not only by the sentence it is in."""
+    return bool(_CONDITIONAL_START.match(text) or _UNCERTAIN.search(text))
+
+
 def strip_filler(text: str) -> str:
     return _LEADING_FILLER.sub("", text, count=1).strip()
 
@@ -125,7 +130,7 @@ def split_clauses(sentence: str) -> list[Clause]:
         if not body:
             continue
         question = bool(_QUESTION_START.match(body)) or (ends_with_question and index == len(pieces) - 1)
-        uncertain = conditional or bool(_CONDITIONAL_START.match(body)) or bool(_UNCERTAIN.search(body))
+        uncertain = conditional or uncertain_in_itself(body)
         clauses.append(Clause(text=body, question=question, uncertain=uncertain, hedged=bool(hedge)))
     return clauses
 

@@ -1,0 +1,83 @@
+"""What a forget request takes out of a memory that says more than the forgotten value.
+
+"Please delete my mobile number" must not leave the number in a note that also holds an email address
+("documents should go to b@x.pt, mobile +44 7700 900 551"), nor take the email address with it: the number and
+its label are cut out of such a note, and a memory with nothing left to say goes as a whole. A person the user
+asks to have forgotten is found by name, and by an email address named after them ("gareth.pryce@...").
+"""
+
+import re
+
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
+
+_LABEL = (r"(?:(?:(?:new|old|current|main|personal|private|own|work|office|home|business|direct|mobile|cell|landline"
+          r"|whatsapp)\s+)*(?:mobile|cell(?:\s*phone)?|phone|telephone|tel|landline|line|number|e-?mail|address)"
+          r"(?:\s+(?:number|no\.?|address))?\s*(?:is\s+|[:=-]\s*)?)")
+# What a memory says around a detail once the detail is gone: nothing worth keeping on its own.
+_TEMPLATE_WORDS = frozenset(
+    "the a an user user's users their his her gave given has have is are was as at on of to for and or with s "
+    "email e-mail address phone number mobile cell landline line contact details detail asked remember note that "
+    "new old current work home office personal".split()
+)
+_DETAILS = {"phone": PHONE, "email": EMAIL}
+
+
+def without_value(content: str, value: str) -> str | None:
+    """`content` with `value` and the label before it cut out, or None when what is left says nothing more (the
+    memory was about the value) or `value` is not in it."""
+    pattern = re.compile(rf"(?:\s*[,;]\s*|\s+(?:and|or)\s+|\s+)?(?:{_LABEL}?(?:on\s+|at\s+)?)?{re.escape(value)}", re.I)
+    match = pattern.search(content)
+    if match is None:
+        return None
+    left = (content[:match.start()] + content[match.end():]).strip()
+    left = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", left)).strip(" ,;:-")
+    left = re.sub(r"[,;:]\s*$", "", left)
+    # Names and possessives ("Alice's email") only say whose the detail was.
+    words = [word.casefold() for word in re.findall(r"[\w'-]+", left) if not word[:1].isupper()
+             and not word.endswith(("'s", "\u2019s"))]
+    if not [word for word in words if word not in _TEMPLATE_WORDS]:
+        return None
+    return left
+
+
+def is_contact_detail(value: str) -> bool:
+    """Whether `value` is a phone number or an email address (cut out of a note rather than taking it whole)."""
+    return bool(EMAIL.fullmatch(value) or PHONE.fullmatch(value) and 7 <= sum(char.isdigit() for char in value) <= 15)
+
+
+def detail_values(content: str, detail: str) -> list[str]:
+    """The phone numbers or email addresses in `content` (`detail` is "phone" or "email")."""
+    pattern = _DETAILS.get(detail)
+    if pattern is None:
+        return []
+    values = [match.group(0).strip() for match in pattern.finditer(content)]
+    if detail == "phone":
+        values = [value for value in values if 7 <= sum(char.isdigit() for char in value) <= 15]
+    return values
+
+
+def mentions_person(content: str, person: str) -> bool:
+    """Whether `content` names `person` ("Beatriz" in "... go to Beatriz" or in "beatriz.nogueira@...")."""
+    names = [part for part in re.split(r"\s+", person.strip()) if len(part) >= 3]
+    if not names:
+        return False
+    full = re.search(rf"(?<!\w){re.escape(person.strip())}(?!\w)", content, re.I)
+    first = re.search(rf"(?<![\w.@-]){re.escape(names[0])}(?![a-z])", content, re.I)
+    return bool(full or first)
+
+
+def emails_named_after(content: str, person: str) -> list[str]:
+    """The email addresses in `content` whose local part names `person`: their first name or initial together with
+    their surname ("gareth.pryce@", "gpryce@" for Gareth Pryce)."""
+    parts = [part.casefold() for part in re.split(r"[\s'-]+", person.strip()) if part]
+    if len(parts) < 2 or len(parts[-1]) < 3:
+        return []
+    first, surname = parts[0], parts[-1]
+    found = []
+    for match in EMAIL.finditer(content):
+        local = match.group(0).split("@")[0].casefold()
+        pieces = [piece for piece in re.split(r"[._+\-\d]+", local) if piece]
+        if surname in pieces and (first in pieces or first[0] in pieces) or local in (first[0] + surname,
+                                                                                       first + surname):
+            found.append(match.group(0))
+    return found
