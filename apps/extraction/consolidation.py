@@ -14,7 +14,14 @@ from django.db.models import Q
 from apps.core.actors import Actor
 from apps.core.embeddings import vector_literal
 from apps.core.errors import ConflictError
-from apps.extraction.extractors.base import Candidate, covers, retracted_subjects
+from apps.extraction.extractors.base import (
+    NAMED_VALUE_SUBJECTS,
+    Candidate,
+    covers,
+    names_retracted_value,
+    names_value,
+    retracted_subjects,
+)
 from apps.extraction.redaction import (
     detail_values,
     emails_named_after,
@@ -67,6 +74,11 @@ class _LiveMemories:
         for value in sorted({str(c.metadata.get("value")) for c in candidates
                              if c.action == "delete" and not c.subject and c.metadata.get("value")}):
             relevant |= Q(content__icontains=value)  # "remove mei@x.sg": whatever memory holds the value
+        named = {str(c.metadata.get("value")) for c in candidates
+                 if c.action == "delete" and c.subject in NAMED_VALUE_SUBJECTS and c.metadata.get("value")}
+        named |= {str(value) for c in candidates for value in c.metadata.get("replaces_mentions", [])}
+        for value in sorted(named):
+            relevant |= Q(content__contains=value)  # "I've left Halden & Moss": the notes that name it
         for person in sorted({str(c.metadata.get("person")) for c in candidates
                               if c.action == "delete" and c.metadata.get("person")}):
             for name in person.split():  # "Beatriz" in "beatriz.nogueira@...", "pryce" in "g.pryce@..."
@@ -139,8 +151,11 @@ class _LiveMemories:
         with the forgotten detail cut out of them (apps/extraction/redaction.py)."""
         metadata = candidate.metadata or {}
         person, detail = metadata.get("person"), metadata.get("detail")
+        naming = [memory for memory in self.memories.values()
+                  if names_retracted_value(candidate, memory.content, (memory.metadata or {}).get("subject"))]
         if candidate.target_memory_id or candidate.subject or not (metadata.get("value") or person and detail):
-            return self.targets(candidate), []
+            targets = self.targets(candidate)
+            return targets + [memory for memory in naming if memory not in targets], []
         whole: list[Memory] = []
         cut: list[tuple[Memory, str]] = []
 
@@ -171,6 +186,11 @@ class _LiveMemories:
                     take(memory, values)  # "her mobile number": out of a note that also holds her email
         return whole, cut
 
+    def naming(self, values: list[str]) -> list[Memory]:
+        """Free-form memories that name one of `values` (an organisation or product the user has replaced)."""
+        return [memory for memory in self.memories.values() if not (memory.metadata or {}).get("subject")
+                and any(names_value(memory.content, str(value)) for value in values)]
+
     def targets(self, candidate: Candidate) -> list[Memory]:
         if candidate.target_memory_id:
             target = next((m for m in self.memories.values() if str(m.pk) == str(candidate.target_memory_id)), None)
@@ -184,6 +204,10 @@ class _LiveMemories:
             return self.with_subject(candidate.subject)
         reached = [memory for memory in self.memories.values()
                    if covers(candidate.subject, (memory.metadata or {}).get("subject"))]
+        value = str((candidate.metadata or {}).get("value") or "").casefold()
+        if value:  # "we don't use Slack anymore" reaches "tool:slack", never "tool:jira"
+            reached = [memory for memory in reached if memory.metadata.get("subject") == candidate.subject
+                       or value in memory.content.casefold()]
         qualifier = (candidate.metadata or {}).get("qualifier")
         if qualifier:  # "forget my work number": the work number when it is known apart from the others
             named = [memory for memory in reached if (memory.metadata or {}).get("subject", "").endswith(f":{qualifier}")
@@ -243,7 +267,7 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         pending.clear()
 
     for candidate in candidates:
-        if candidate.action == "delete" or (
+        if candidate.action == "delete" or candidate.metadata.get("replaces_mentions") or (
             candidate.subject and any(waiting.subject == candidate.subject for waiting, _, _ in pending)
         ):
             write_pending()
@@ -276,8 +300,12 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
             continue
 
         replaced = live.targets(candidate) if candidate.action == "update" or candidate.subject else []
+        # "I've left Halden & Moss, I'm at Yorkshire Water now": the new employer also replaces the notes naming the old
+        replaced += [memory for memory in live.naming(candidate.metadata.get("replaces_mentions", []))
+                     if memory not in replaced]
         needs_review = store.review_policy == MemoryStore.ReviewPolicy.REVIEW
         metadata = dict(candidate.metadata)
+        metadata.pop("replaces_mentions", None)  # said in the revision's supersede, not a fact about the memory
         if candidate.subject:
             metadata["subject"] = candidate.subject
         if needs_review and replaced:

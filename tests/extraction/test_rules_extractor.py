@@ -547,3 +547,27 @@ def test_adversarial_sentences_are_read_in_linear_time(text):
     started = time.perf_counter()
     extract(text)
     assert time.perf_counter() - started < 2.0
+
+
+# --- Clauses that share a subject, announcements ----------------------------------------------------------
+
+def test_a_negated_second_verb_is_its_own_statement_with_the_same_subject():
+    candidates = extract("We moved the bookkeeping over to Xero last month and don't use QuickBooks anymore.")
+
+    [moved, stopped] = candidates
+    assert moved.action == "add" and moved.content.startswith("The user moved the bookkeeping over to Xero last month")
+    assert (stopped.action, stopped.content) == ("delete", "The user no longer uses QuickBooks")
+
+
+def test_a_plain_negation_without_anymore_retracts_nothing():
+    assert [candidate for candidate in extract("I don't have a car.") if candidate.action == "delete"] == []
+
+
+@pytest.mark.parametrize("text", [
+    "Two changes: our company is now called Nuvola Labs SAS.",
+    "Second: our company is now called Nuvola Labs SAS.",
+])
+def test_an_announcement_before_a_colon_does_not_hide_the_statement(text):
+    [candidate] = extract(text)
+
+    assert (candidate.subject, candidate.content) == ("employer", "The user's company is Nuvola Labs SAS")

@@ -307,3 +307,45 @@ def test_a_request_to_save_on_the_profile_keeps_the_statement():
 
     assert [c.content for c in extract_one(text)] == ["The user is always a 7.5 in Nike but a 7 in Adidas"]
     assert extract_one("Save the file please.") == []
+
+
+def test_a_retracted_tool_takes_only_that_tool_and_the_notes_that_name_it(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("We use Jira for tickets.", "Billing alerts go to our Slack channel #billing.",
+             "We don't use Slack anymore.")
+
+    assert active("Jira")
+    assert not active("Slack")
+
+
+def test_leaving_an_employer_retires_the_notes_that_name_it(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("I'm at Halden & Moss during the day, so please call the mobile after six.")
+    assert active("Halden & Moss")
+
+    chat.say("I've left Halden & Moss, I'm at Yorkshire Water now as a data analyst.", session="chat-2")
+
+    assert not active("Halden & Moss")
+    [old] = Memory.objects.filter(content__contains="Halden & Moss")
+    assert old.status == "superseded" and "Yorkshire Water" in old.superseded_by.content
+
+
+def test_leaving_an_employer_in_the_same_message_retires_the_note_too(tenant_a):
+    Conversation(tenant_a.client("write")).say(
+        "I'm at Halden & Moss during the day, so please call the mobile after six.",
+        "Actually scratch that, I've left Halden & Moss, I'm at Yorkshire Water now.")
+
+    assert not active("Halden & Moss")
+    assert active("Yorkshire Water")
+
+
+def test_a_person_the_agent_removed_is_no_longer_active(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My assistant Priyanka Shah will handle returns from now on, priyanka.shah@whitcombe.example")
+    assert active("Priyanka Shah")
+
+    chat.say("Priyanka has moved on; my new assistant is Tom Reyes, tom.reyes@whitcombe.example.", session="chat-2")
+    chat.say("Tom Reyes is now your authorised contact and Priyanka Shah has been removed.", role="assistant")
+
+    assert not active("Priyanka Shah") and not active("priyanka.shah@whitcombe.example")
+    assert active("Tom Reyes")

@@ -789,3 +789,30 @@ def test_a_yes_to_is_that_right_after_the_agent_names_an_address_confirms_it():
     )
 
     assert "12 Jacaranda Avenue, Parkhurst, Johannesburg" in one(candidates, "address:home").content
+
+
+@pytest.mark.parametrize(("text", "address"), [
+    ("I rent a flat at 52 Albion Road, Leeds LS6 1AB.", "52 Albion Road, Leeds LS6 1AB"),
+    ("We're renting a small house on 9 Park Row, Bristol.", "9 Park Row, Bristol"),
+])
+def test_where_a_tenant_rents_is_their_home_address(text, address):
+    assert one(extract(text), "address:home").metadata["value"] == address
+
+
+@pytest.mark.parametrize(("text", "removed"), [
+    ("Tom Reyes is now your authorised contact and Priyanka Shah has been removed.", [("Priyanka Shah", True)]),
+    ("Of course, I've removed 416-555-0127 from your account.", [("416-555-0127", False)]),
+    ("I've removed Gareth Pryce and g.pryce@corran.example from the notes.",
+     [("Gareth Pryce", True), ("g.pryce@corran.example", False)]),
+])
+def test_what_the_agent_removed_is_retracted(text, removed):
+    deletes = [candidate for candidate in extract(text, role="assistant") if candidate.action == "delete"]
+
+    assert [(c.metadata["value"], "person" in c.metadata) for c in deletes] == removed
+    assert all(candidate.subject is None for candidate in deletes)
+
+
+@pytest.mark.parametrize("text", ["The late fee has been removed from your bill.",
+                                  "I've removed the Premium add-on from your plan."])
+def test_a_removal_that_names_no_person_or_detail_retracts_nothing(text):
+    assert [c for c in extract(text, role="assistant") if c.action == "delete"] == []

@@ -215,12 +215,14 @@ def test_extraction_still_works_with_the_lexical_scorer():
 
 # --- The generic statement path ----------------------------------------------------------------------------
 
-def test_diabetic_and_no_sugar_becomes_a_third_person_memory():
-    [candidate] = _candidates("I'm diabetic and can't have sugar")
+def test_diabetic_and_no_sugar_becomes_third_person_memories():
+    # The negated second verb shares the subject: two facts the health rules name, each with its own subject.
+    candidates = _candidates("I'm diabetic and can't have sugar")
     statement = pending_statement(Clause("I'm diabetic and can't have sugar", False, False, False),
                                   RuleContext(seq=1, role="user", person=Person(), reference=None))
 
-    assert candidate.content == "The user is diabetic and can't have sugar"
+    assert [(candidate.content, candidate.subject) for candidate in candidates] == [
+        ("The user is diabetic", "health:diabetic"), ("The user can't have sugar", "diet:avoid:sugar")]
     assert statement.candidate(0.9).content == "The user is diabetic and can't have sugar"
     assert statement.candidate(0.9).memory_type == "fact"
 

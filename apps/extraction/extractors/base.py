@@ -5,6 +5,7 @@ candidate does to the store (add, merge into a duplicate, supersede, invalidate)
 job (apps.extraction.consolidation), which also writes the history.
 """
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -53,6 +54,27 @@ class Candidate:
 # A retraction of a subject also covers its typed variants ("phone" covers "phone:work") and these kin:
 # "forget my address" takes the city they live in with it.
 RETRACTION_KIN = {"address": ("location",)}
+
+
+# Retracting a value of these subjects ("I've left Halden & Moss", "we don't use Slack anymore") also retracts the
+# free-form memories that name it ("The user is at Halden & Moss during the day"): such a name means nothing else.
+NAMED_VALUE_SUBJECTS = ("employer", "tool")
+
+
+def names_value(content: str, value: str) -> bool:
+    """Whether `content` names the organisation or product `value` (capitalised, as a whole word)."""
+    if not value[:1].isupper() or len(value) < 3:
+        return False
+    return re.search(rf"(?<![\w&-]){re.escape(value)}(?![\w&-])", content) is not None
+
+
+def names_retracted_value(retraction: "Candidate", content: str, subject: str | None) -> bool:
+    """Whether a free-form memory (no `subject`) names the organisation or product `retraction` takes back."""
+    if subject or retraction.action != "delete":
+        return False
+    if retraction.subject not in NAMED_VALUE_SUBJECTS:
+        return False
+    return names_value(content, str((retraction.metadata or {}).get("value") or ""))
 
 
 def retracted_subjects(subject: str) -> tuple[str, ...]:

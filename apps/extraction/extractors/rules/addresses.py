@@ -54,7 +54,11 @@ _LIVE_AT = re.compile(
     r"^(?:I|we)(?:'ve|\s+have|'re|\s+are|'m|\s+am)?(?:\s+(?:now|just|recently|currently|since))*\s+(?:live|living"
     r"|reside|residing|based|moved|relocated)\s+(?:back\s+)?(?:at|to)\s+(?P<address>.+)$"
     r"|^I(?:'m|\s+am)\s+(?:now\s+)?(?:located\s+)?(?:at|in)\s+(?P<at>(?:flat|apartment|apt\.?|unit|suite|house|no\.?)?\s*"
-    r"\d.+)$",
+    r"\d.+)$"
+    # "I rent a flat at 52 Albion Road", "we're renting a house on 9 Park Row": where a tenant lives
+    r"|^(?:I|we)(?:'re|\s+are|'m|\s+am)?(?:\s+(?:now|just|currently|still))*\s+(?:rent|renting|lease|leasing|share"
+    r"|sharing|live\s+in|living\s+in)\s+(?:a|an|the|our|my)\s+(?:[\w-]+\s+)?(?:flat|apartment|house|home|room|place"
+    r"|cottage|bungalow|studio|condo|maisonette|unit)\s+(?:at|on)\s+(?P<rented>\d.+)$",
     re.I,
 )
 _BILL_TO = re.compile(rf"{_ASK}(?:bill|invoice)\s+(?:it\s+|me\s+|us\s+|them\s+)?to\s+(?P<address>.+)$", re.I)
@@ -140,7 +144,7 @@ def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Ca
         kind = "office"
     elif match := _LIVE_AT.match(text):
         kind = "home"
-    if kind is None or not (address := address_value(match.group("address") or match.groupdict().get("at") or "")):
+    if kind is None or not (address := address_value(match.group("address") or match.groupdict().get("at") or match.groupdict().get("rented") or "")):
         return []
     person = ctx.person
     return [ctx.candidate(_TEMPLATES[kind].format(possessive=person.possessive, address=address), confidence=0.85,

@@ -145,13 +145,16 @@ _PUT_ON = re.compile(r"^(?:please\s+)?(?:put|switch|move|change)\s+(?:the|my|our
                      rf"(?:the\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+){{0,3}}?)(?:\s+(?:{_PLAN_NOUNS}))?$", re.I)
 _MY_DEVICE = re.compile(r"^(?:my|our)\s+(?P<kind>[\w-]+)\s+is\s+(?:an?|the)\s+(?P<device>.+)$", re.I)
 _TOOL_STOPS = frozenset("for to and but because since so which when if as with at on in now last this next yesterday "
-                        "today recently ago already instead".split())
+                        "today recently ago already instead anymore any company-wide altogether either completely "
+                        "entirely".split())
 _NOT_TOOLS = frozenset(["it", "this", "that", "them", "the app", "the website", "your app", "your website", "the site",
                         "cash", "the same", "something", "anything", "both", "one", "my phone", "my laptop"])
 _SWITCH = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:switched|moved|migrated|changed|gone\s+over)\s+from\s+(?P<old>.+?)"
                      r"\s+to\s+(?P<new>.+)$", re.I)
-_STOPPED = re.compile(rf"^{_WE}\s+(?:don't|do\s+not|no\s+longer|don't\s+really)\s+(?:use|have|need|run)\s+(?P<old>.+?)"
-                      rf"{_ANYMORE}$"
+_STOPPED = re.compile(rf"^{_WE}\s+no\s+longer\s+(?:use|have|need|run)\s+(?P<old>.+?){_ANYMORE}$"
+                      # "I don't have a car" says no more than that: only "anymore" makes a plain negation a change
+                      rf"|^{_WE}\s+(?:don't|do\s+not|don't\s+really)\s+(?:use|have|need|run)\s+(?P<old4>.+?)"
+                      r"\s+(?:any\s?more|any\s+longer|now)$"
                       rf"|^{_WE}(?:'ve|\s+have)?\s+(?:stopped\s+using|dropped|ditched|got\s+rid\s+of|moved\s+away\s+from"
                       rf"|cancell?ed|given\s+up(?:\s+on)?)\s+(?P<old2>.+?){_ANYMORE}$"
                       rf"|^{_WE}{_BE}\s+(?:no\s+longer|not)\s+(?:on|using|with)\s+(?P<old3>.+?){_ANYMORE}$", re.I)

@@ -6,7 +6,13 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from apps.extraction.extractors.base import Candidate, ConversationMessage, ExistingMemory, covers
+from apps.extraction.extractors.base import (
+    NAMED_VALUE_SUBJECTS,
+    Candidate,
+    ConversationMessage,
+    ExistingMemory,
+    covers,
+)
 from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contacts
@@ -395,11 +401,19 @@ def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory])
 
 def _replaced_not_retracted(candidates: list[Candidate]) -> list[Candidate]:
     """"I've closed my PayPal account, use my Amex from now on": the new value supersedes the old one, so the
-    implicit retraction is dropped. An explicit forget request stays a delete: the user asked for it to go."""
-    added = {candidate.subject for candidate in candidates if candidate.action == "add" and candidate.subject}
-    return [candidate for candidate in candidates
-            if not (candidate.action == "delete" and candidate.subject and candidate.metadata.get("rule") != "retract.forget"
-                    and not candidate.target_memory_id and candidate.subject in added)]
+    implicit retraction is dropped. An explicit forget request stays a delete: the user asked for it to go. A
+    retracted organisation or product still reaches the free-form memories that name it ("I've left Halden & Moss,
+    I'm at Yorkshire Water now" retires "The user is at Halden & Moss during the day")."""
+    added = {candidate.subject: candidate for candidate in candidates if candidate.action == "add" and candidate.subject}
+    kept = []
+    for candidate in candidates:
+        if not (candidate.action == "delete" and candidate.subject and candidate.metadata.get("rule") != "retract.forget"
+                and not candidate.target_memory_id and candidate.subject in added):
+            kept.append(candidate)
+        elif candidate.subject in NAMED_VALUE_SUBJECTS and (value := candidate.metadata.get("value")):
+            new = added[candidate.subject].metadata
+            new["replaces_mentions"] = [*new.get("replaces_mentions", []), value]
+    return kept
 
 
 def pin_replacements(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
@@ -429,7 +443,7 @@ def _pin_retractions(candidates: list[Candidate], existing: list[ExistingMemory]
     result: list[Candidate] = []
     for candidate in candidates:
         value = candidate.metadata.get("value")
-        if candidate.action != "delete" or not value or candidate.target_memory_id:
+        if candidate.action != "delete" or not value or candidate.target_memory_id or not candidate.subject:
             result.append(candidate)
             continue
         same_subject = [memory for memory in existing if covers(candidate.subject, memory.subject)]

@@ -452,7 +452,7 @@ _USE_AID = re.compile(r"^I(?:\s+(?:use|need|rely\s+on|depend\s+on)|'m\s+(?:in|us
                       r"|wheelchair\s+access|ground[- ]floor\s+\w+|braille|oxygen|insulin|an\s+epipen|epipen"
                       r"|accessible\s+\w+)\b.*$", re.I)
 _CANNOT_CONSUME = re.compile(r"^I\s+(?:can't|cannot|can\s+not|don't|do\s+not|must\s+not|mustn't|shouldn't)\s+(?:eat|have|drink"
-                             r"|take|tolerate|consume)\s+(?P<cond>(?!it\b|that\b|this\b|them\b)[\w -]{2,40}?)"
+                             r"|take|tolerate|consume)\s+(?P<cond>(?!(?:it|that|this|them|a|an|the|my|our|any|one|enough|time|access)\b)[\w -]{2,40}?)"
                              r"(?:\s+(?:at\s+all|anymore|any\s+more))?(?:\s+(?:because|since|as|due)\b.*)?$", re.I)
 _AGE = re.compile(r"^I(?:'m|\s+am|(?:'ve|\s+have)?\s+just\s+turned|\s+turned)\s+(?P<age>\d{1,3})(?:\s*(?:years?\s+old"
                   r"|yrs?\s+old|yo|y/o|year-old))?(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today|\s+recently)?$", re.I)

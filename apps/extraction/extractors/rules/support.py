@@ -268,7 +268,9 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     if clause.question or clause.uncertain:
         return []
     if _REMOVAL.search(text) and (_VALUE_LIKE.search(text) or _SOMEONE.search(text)):
-        return []  # "I've removed 07700 900 123 from your file": a removal must not store again what it removed
+        # "I've removed 07700 900 123 from your file": a removal must not store again what it removed, and takes
+        # the removed person or detail out of what is known ("Priyanka Shah has been removed").
+        return removed_by_agent(text, ctx)
     if match := _ACTOR_DID.match(text):
         verb = " ".join(match.group("verb").lower().split())
         scheduled = verb in _SCHEDULING and _dated(text)
@@ -295,6 +297,34 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     if _NOT_DONE.search(before_verb) or not (_SUPPORT_NOUNS.search(text) or _AMOUNT.search(text)):
         return []
     return [_outcome(ctx, _support_update(text, person), text, "support.outcome.result", 0.8)]
+
+
+# "Priyanka Shah has been removed", "I've removed 416-555-0127 from your account": what the agent took off the file.
+_REMOVED = re.compile(
+    r"^(?P<what>[^,;]{3,80}?)\s+(?:has|have)\s+(?:now\s+)?been\s+(?:removed|deleted|taken\s+off)\b"
+    r"|^(?:I|we)(?:'ve|\s+have)?\s+(?:now\s+|also\s+)?(?:removed|deleted|taken\s+off|erased)\s+(?P<what2>[^,;]{3,80}?)"
+    r"(?:\s+(?:from|off|as)\b.*)?$",
+    re.I,
+)
+_PERSON = re.compile(r"^(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)+)$")
+
+
+def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
+    """Retractions of the people and contact details the agent says it removed (only those: "the late fee has been
+    removed" names nothing a memory holds)."""
+    match = _REMOVED.match(text)
+    if not match:
+        return []
+    found = []
+    # "Tom Reyes is now your contact and Priyanka Shah has been removed": each thing named, never what else is said
+    for part in re.split(r"\s+(?:and|&)\s+", (match.group("what") or match.group("what2")).strip()):
+        values = [value.group(0) for value in EMAIL.finditer(part)] + [
+            value.group(0).strip() for value in PHONE.finditer(part) if sum(c.isdigit() for c in value.group(0)) >= 7]
+        metadata = [{"value": value} for value in values] or (
+            [{"value": part, "person": part}] if _PERSON.match(part) else [])
+        found += [ctx.candidate(f"The assistant removed {said['value']}", confidence=0.8, rule="support.removed",
+                                tags=("retraction",), metadata=said, action="delete") for said in metadata]
+    return found
 
 
 def _support_update(text: str, person) -> str:

@@ -78,7 +78,11 @@ _LEADING_FILLER = re.compile(
     r"|all set|perfect|certainly|of course|absolutely|no problem|understood|got it|noted|update|quick update"
     r"|small update|an update|heads up|news|just to let you know|just letting you know|to let you know|one more thing"
     r"|another thing|(?:I\s+)?forgot to (?:mention|say)|I should (?:mention|add|say)|worth mentioning|just so you're aware"
-    r"|for your records|for your notes|for the file|on second thoughts?|come to think of it|(?:oh\s+)?(?:and\s+)?(?:also\s+)?(?:very\s+)?important)\b[\s,.;:!-]*)+",
+    r"|for your records|for your notes|for the file|on second thoughts?|come to think of it|(?:oh\s+)?(?:and\s+)?(?:also\s+)?(?:very\s+)?important"
+    # "Two changes: ...", "Second: please ...", "Lastly, ...": announcing what follows
+    r"|(?:(?:one|two|three|four|a\s+few|a\s+couple\s+of|couple\s+of|some|several|quick|small|last|final|other|another)\s+)+"
+    r"(?:things?|changes?|updates?|questions?|points?|requests?)(?=\s*:)|(?:first|second|third)(?=\s*[:,])|firstly|secondly"
+    r"|thirdly|lastly|finally)\b[\s,.;:!-]*)+",
     re.I,
 )
 _HEDGE = re.compile(r"^(?:I think|I guess|I believe|I suppose|I'd say|probably|pretty sure)\b(?:\s+that)?[\s,]*", re.I)
@@ -116,11 +120,25 @@ def strip_filler(text: str) -> str:
     return _LEADING_FILLER.sub("", text, count=1).strip()
 
 
+# "We moved the books to Xero and don't use QuickBooks anymore": a negated second verb shares the subject, and is a
+# statement of its own (a retraction the first clause would hide).
+_SHARED_SUBJECT_NEGATION = re.compile(r"^(?P<subject>I|we)\b(?P<first>.+?),?\s+and\s+(?P<second>(?:don't|do\s+not|no\s+longer"
+                                      r"|never|can't|cannot|won't)\s+.+)$", re.I)
+
+
+def _with_shared_subjects(piece: str) -> list[str]:
+    match = _SHARED_SUBJECT_NEGATION.match(piece)
+    if not match:
+        return [piece]
+    return [f"{match.group('subject')}{match.group('first')}", f"{match.group('subject')} {match.group('second')}"]
+
+
 def split_clauses(sentence: str) -> list[Clause]:
     """The clauses of one sentence, each marked question / uncertain / hedged."""
     ends_with_question = sentence.rstrip().endswith("?")
     conditional = bool(_CONDITIONAL_START.match(strip_filler(sentence)))
-    pieces = [piece for piece in _CLAUSE_BREAK.split(sentence) if piece and piece.strip(" ,.!?")]
+    pieces = [part for piece in _CLAUSE_BREAK.split(sentence) if piece and piece.strip(" ,.!?")
+              for part in _with_shared_subjects(strip_filler(piece))]
     clauses = []
     for index, piece in enumerate(pieces):
         body = strip_filler(piece).rstrip(" .!?,;:")
