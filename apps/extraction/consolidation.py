@@ -50,6 +50,18 @@ class ConsolidationCounts:
     unchanged: int = 0
 
 
+def _replaced_names(candidate: Candidate) -> list[str]:
+    """The organisations and products a new value replaces by name ("we switched from Slack to Teams", "I've left
+    Halden & Moss, I'm at Yorkshire Water now"), whose free-form notes it supersedes too."""
+    if candidate.action == "delete":
+        return []
+    metadata = candidate.metadata or {}
+    names = [str(value) for value in metadata.get("replaces_mentions", [])]
+    if metadata.get("replaces") and metadata.get("family") in NAMED_VALUE_SUBJECTS:
+        names.append(str(metadata["replaces"]))
+    return names
+
+
 def _live_memories(store: MemoryStore, user_id: str):
     return Memory.objects.filter(store=store, user_id=user_id, status=Memory.Status.ACTIVE)
 
@@ -76,7 +88,7 @@ class _LiveMemories:
             relevant |= Q(content__icontains=value)  # "remove mei@x.sg": whatever memory holds the value
         named = {str(c.metadata.get("value")) for c in candidates
                  if c.action == "delete" and c.subject in NAMED_VALUE_SUBJECTS and c.metadata.get("value")}
-        named |= {str(value) for c in candidates for value in c.metadata.get("replaces_mentions", [])}
+        named |= {str(value) for c in candidates for value in _replaced_names(c)}
         for value in sorted(named):
             relevant |= Q(content__contains=value)  # "I've left Halden & Moss": the notes that name it
         for person in sorted({str(c.metadata.get("person")) for c in candidates
@@ -267,7 +279,7 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         pending.clear()
 
     for candidate in candidates:
-        if candidate.action == "delete" or candidate.metadata.get("replaces_mentions") or (
+        if candidate.action == "delete" or _replaced_names(candidate) or (
             candidate.subject and any(waiting.subject == candidate.subject for waiting, _, _ in pending)
         ):
             write_pending()
@@ -301,8 +313,7 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
 
         replaced = live.targets(candidate) if candidate.action == "update" or candidate.subject else []
         # "I've left Halden & Moss, I'm at Yorkshire Water now": the new employer also replaces the notes naming the old
-        replaced += [memory for memory in live.naming(candidate.metadata.get("replaces_mentions", []))
-                     if memory not in replaced]
+        replaced += [memory for memory in live.naming(_replaced_names(candidate)) if memory not in replaced]
         needs_review = store.review_policy == MemoryStore.ReviewPolicy.REVIEW
         metadata = dict(candidate.metadata)
         metadata.pop("replaces_mentions", None)  # said in the revision's supersede, not a fact about the memory

@@ -571,3 +571,27 @@ def test_an_announcement_before_a_colon_does_not_hide_the_statement(text):
     [candidate] = extract(text)
 
     assert (candidate.subject, candidate.content) == ("employer", "The user's company is Nuvola Labs SAS")
+
+
+@pytest.mark.parametrize(("text", "level"), [
+    ("I'm a Gold member", "Gold"),
+    ("We've reached Platinum status", "Platinum"),
+    ("My membership level is Silver.", "Silver"),
+])
+def test_a_membership_level_has_one_subject(text, level):
+    [candidate] = extract(text)
+
+    assert (candidate.subject, candidate.metadata["value"]) == ("membership", level)
+
+
+@pytest.mark.parametrize("text", ["I'm a new customer", "I might be a Silver member, not sure",
+                                  "Am I a Gold member?"])
+def test_what_is_not_a_membership_level_gives_none(text):
+    assert [c for c in extract(text) if c.subject == "membership"] == []
+
+
+def test_a_job_title_may_open_with_an_acronym():
+    candidates = extract("Hi, I'm Ravi Subramaniam, IT manager at Corran Logistics.")
+
+    assert {(c.subject, c.metadata["value"]) for c in candidates} == {
+        ("name", "Ravi Subramaniam"), ("job_title", "IT manager"), ("employer", "Corran Logistics")}

@@ -349,3 +349,28 @@ def test_a_person_the_agent_removed_is_no_longer_active(tenant_a):
 
     assert not active("Priyanka Shah") and not active("priyanka.shah@whitcombe.example")
     assert active("Tom Reyes")
+
+
+def test_switching_tools_supersedes_the_notes_that_name_the_old_one(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("Remember that billing alerts go to our Slack channel #it-billing.")
+    assert active("Slack")
+
+    chat.say("We've dropped Slack company-wide and moved to Microsoft Teams.", session="chat-2")
+
+    assert not active("Slack") and active("Microsoft Teams")
+    assert with_status("Slack channel", "superseded")
+
+
+def test_membership_levels_replace_each_other(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("Can I still return a jacket after 40 days?")
+    chat.say("You're actually a Gold member, so you get 60 days for returns.", role="assistant")
+    chat.say("Great, thanks.")
+    assert active("Gold")
+
+    chat.say("Are returns still free for me?", session="chat-2")
+    chat.say("Good news: you reached Platinum status last month.", role="assistant")
+    chat.say("Nice!")
+
+    assert active("Platinum") and not active("Gold")

@@ -112,7 +112,35 @@ def _plan_value(raw: str) -> str | None:
     return value
 
 
+# "I'm a Gold member", "I reached Platinum status last month", "my membership level is Silver": a loyalty or membership
+# level, named with a capital, one at a time.
+_LEVEL_NAME = r"(?P<level>(?-i:[A-Z][\w+-]*))"
+_MEMBER_LEVEL = re.compile(
+    rf"^{_WE}{_BE}{ADV}\s+(?:an?\s+|now\s+an?\s+){_LEVEL_NAME}\s+(?:member|cardholder|customer|status\s+member)"
+    r"(?:\s+(?:now|already|since\s+.+))?(?:,.*)?$"
+    rf"|^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:reached|got|have|earned|hit|achieved|moved\s+up\s+to|been\s+upgraded\s+to)"
+    rf"\s+{_LEVEL_NAME.replace('level', 'level2')}\s+(?:status|tier|level|membership)\b(?P<rest>.*)$"
+    rf"|^(?:my|our)\s+(?:membership|loyalty|status|member)\s*(?:level|tier|status)?\s+is\s+(?:now\s+)?"
+    rf"{_LEVEL_NAME.replace('level', 'level3')}$",
+    re.I,
+)
+
+
+def _membership(ctx: RuleContext, text: str) -> list[Candidate]:
+    match = _MEMBER_LEVEL.match(text)
+    if not match:
+        return []
+    level = match.group("level") or match.group("level2") or match.group("level3")
+    if level.lower() in lexicon.DEICTIC_OBJECTS or level.lower() in _NOT_PLAN_NAMES:
+        return []
+    return [ctx.candidate(ctx.person.sentence(f"has {level} membership status"), confidence=0.85,
+                          rule="business.membership", subject="membership", tags=("account",),
+                          metadata={"value": level})]
+
+
 def _plan(ctx: RuleContext, text: str) -> list[Candidate]:
+    if membership := _membership(ctx, text):
+        return membership
     if (switch := _PUT_ON.match(text)) and (value := _plan_value(switch.group("plan"))):
         return [ctx.candidate(ctx.person.sentence(f"wants their {switch.group('product')} on {value}"),
                               confidence=0.8, rule="business.plan", subject="plan", tags=("account", "plan"),
@@ -150,7 +178,11 @@ _TOOL_STOPS = frozenset("for to and but because since so which when if as with a
 _NOT_TOOLS = frozenset(["it", "this", "that", "them", "the app", "the website", "your app", "your website", "the site",
                         "cash", "the same", "something", "anything", "both", "one", "my phone", "my laptop"])
 _SWITCH = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:switched|moved|migrated|changed|gone\s+over)\s+from\s+(?P<old>.+?)"
-                     r"\s+to\s+(?P<new>.+)$", re.I)
+                     r"\s+to\s+(?P<new>.+)$"
+                     # "we've dropped Slack company-wide and moved to Microsoft Teams"
+                     rf"|^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:dropped|ditched|stopped\s+using|cancell?ed|got\s+rid\s+of"
+                     r"|moved\s+away\s+from)\s+(?P<old2>.+?),?\s+and\s+(?:have\s+)?(?:moved|switched|changed|migrated"
+                     r"|gone\s+over|went\s+over)\s+to\s+(?P<new2>.+)$", re.I)
 _STOPPED = re.compile(rf"^{_WE}\s+no\s+longer\s+(?:use|have|need|run)\s+(?P<old>.+?){_ANYMORE}$"
                       # "I don't have a car" says no more than that: only "anymore" makes a plain negation a change
                       rf"|^{_WE}\s+(?:don't|do\s+not|don't\s+really)\s+(?:use|have|need|run)\s+(?P<old4>.+?)"
@@ -179,7 +211,8 @@ def _device_kind(device: str) -> str | None:
 def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
     person = ctx.person
     if match := _SWITCH.match(text):
-        old, new = _name_of(match.group("old")), _name_of(match.group("new"))
+        old = _name_of(match.group("old") or match.group("old2"))
+        new = _name_of(match.group("new") or match.group("new2"))
         if not old or not new:
             return []
         kind = "plan" if re.search(rf"\b(?:{_PLAN_NOUNS})\b", f"{old} {new}", re.I) else "tool"

@@ -151,7 +151,8 @@ _SECOND_TO_FIRST = {
     "you were": "I was", "your": "my", "yours": "mine", "yourself": "myself",
 }
 _SECOND = re.compile(r"\b(?:you're|you've|you'll|you'd|you\s+are|you\s+have|you\s+were|your|yours|yourself|you)\b", re.I)
-_SUBJECT_YOU = re.compile(r"^(?:\W*)you\b|(?:\b(?:and|but|so|because|since|that|when|while|as)\s+)you\b", re.I)
+_SUBJECT_YOU = re.compile(r"^(?:\W*)you\b|(?:\b(?:and|but|so|because|since|that|when|while|as)\s+|[:;,]\s*)you\b",
+                          re.I)
 
 
 def agent_statement_as_customer(sentence: str, clauses: list[Clause]) -> str | None:

@@ -251,7 +251,8 @@ def org_value(raw: str) -> str | None:
 def _job(raw: str) -> str | None:
     job = cut_value(raw, _JOB_STOPS, max_words=6)
     first = job.split()[0].lower() if job else ""
-    if not job or first in lexicon.DEICTIC_OBJECTS or first in _NOT_JOB_OPENERS:
+    acronym = bool(job) and job.split()[0].isupper() and len(job.split()) > 1  # "IT manager", not "it"
+    if not job or first in lexicon.DEICTIC_OBJECTS and not acronym or first in _NOT_JOB_OPENERS:
         return None
     # "the owner of this account", "an admin on my plan": a role in this conversation, not a job
     return None if _NOT_JOB_WORDS.intersection(job.lower().split()) else job
