@@ -595,3 +595,18 @@ def test_a_job_title_may_open_with_an_acronym():
 
     assert {(c.subject, c.metadata["value"]) for c in candidates} == {
         ("name", "Ravi Subramaniam"), ("job_title", "IT manager"), ("employer", "Corran Logistics")}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("I threw the FRITZ!Box away, now I get 940 Mbit", "FRITZ!Box"),
+    ("I sold my iPad", "iPad"),
+    ("We got rid of the old Canon printer", "Canon printer"),
+])
+def test_a_named_device_the_user_no_longer_has_is_retracted(text, value):
+    [candidate] = extract(text)
+
+    assert (candidate.action, candidate.subject, candidate.metadata["value"]) == ("delete", "device", value)
+
+
+def test_losing_something_unnamed_retracts_nothing():
+    assert [c for c in extract("I lost my keys") if c.action == "delete"] == []

@@ -374,3 +374,13 @@ def test_membership_levels_replace_each_other(tenant_a):
     chat.say("Nice!")
 
     assert active("Platinum") and not active("Gold")
+
+
+def test_a_device_thrown_away_takes_the_notes_that_name_it(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("I'm using my own router, a FRITZ!Box 7590, with a cable direct to the pc.")
+    assert active("FRITZ!Box")
+
+    chat.say("The technician brought a new router and I threw the FRITZ!Box away.", session="chat-2")
+
+    assert not active("FRITZ!Box 7590")

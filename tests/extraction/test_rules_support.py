@@ -816,3 +816,16 @@ def test_what_the_agent_removed_is_retracted(text, removed):
                                   "I've removed the Premium add-on from your plan."])
 def test_a_removal_that_names_no_person_or_detail_retracts_nothing(text):
     assert [c for c in extract(text, role="assistant") if c.action == "delete"] == []
+
+
+def test_an_answer_to_when_to_call_is_the_contact_time():
+    candidates = conversation(("assistant", "An engineer will call you. What's the best time to reach you?"),
+                              ("user", "weekdays after 6pm please, before that I'm at work."))
+
+    assert one(candidates, CONTACT_TIME).metadata["value"] == "weekdays after 6pm"
+
+
+def test_an_answer_to_another_question_is_not_a_contact_time():
+    candidates = conversation(("assistant", "When did the fault start?"), ("user", "after 6pm yesterday"))
+
+    assert [c for c in candidates if c.subject == CONTACT_TIME] == []

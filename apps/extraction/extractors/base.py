@@ -58,12 +58,12 @@ RETRACTION_KIN = {"address": ("location",)}
 
 # Retracting a value of these subjects ("I've left Halden & Moss", "we don't use Slack anymore") also retracts the
 # free-form memories that name it ("The user is at Halden & Moss during the day"): such a name means nothing else.
-NAMED_VALUE_SUBJECTS = ("employer", "tool")
+NAMED_VALUE_SUBJECTS = ("employer", "tool", "device")
 
 
 def names_value(content: str, value: str) -> bool:
     """Whether `content` names the organisation or product `value` (capitalised, as a whole word)."""
-    if not value[:1].isupper() or len(value) < 3:
+    if not re.search(r"[A-Z]", value) or len(value) < 3:  # a name ("Slack", "iPad"), not "the old one"
         return False
     return re.search(rf"(?<![\w&-]){re.escape(value)}(?![\w&-])", content) is not None
 

@@ -168,6 +168,10 @@ _ON_PLATFORM = re.compile(rf"^I{_BE}{ADV}\s+on\s+(?:an?\s+)?(?P<tool>(?:android|
                           r"|chromebook|chromeos|ipad)(?:\s+[\w.+-]+){0,2})$", re.I)
 _HAVE_DEVICE = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:have|got|own|bought|got|switched\s+to|moved\s+to)\s+(?:an?\s+|the\s+"
                           r"|two\s+|three\s+|my\s+)?(?:new\s+|old\s+|second-hand\s+|refurbished\s+)?(?P<device>.+)$", re.I)
+# "I threw the FRITZ!Box away", "we sold the old Canon printer": a named device the user no longer has.
+_DISPOSED = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:threw|thrown|sold|binned|scrapped|recycled|gave|given"
+                       r"|got\s+rid\s+of|returned|traded\s+in)\s+(?:away\s+)?(?:the|my|our|that)\s+(?P<device>[^,;]+?)"
+                       r"(?:\s+away)?(?:\s*,.*)?$", re.I)
 _ON_DEVICE = re.compile(r"\b(?:on|with|from)\s+(?:an?\s+|my\s+|the\s+)?(?P<device>[A-Za-z][\w-]*(?:\s+[\w+-]+){0,2})$")
 _PUT_ON = re.compile(r"^(?:please\s+)?(?:put|switch|move|change)\s+(?:the|my|our)\s+(?P<product>[\w-]+)\s+(?:on|onto|to)\s+"
                      rf"(?:the\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+){{0,3}}?)(?:\s+(?:{_PLAN_NOUNS}))?$", re.I)
@@ -222,6 +226,12 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
                               f"is now on {new}"), confidence=0.85, rule=f"business.{kind}.switch",
                               subject=f"{kind}:{normalise_key(new)}" if kind == "tool" else "plan", tags=(kind,),
                               metadata={"value": new, "replaces": old, "family": kind})]
+    if match := _DISPOSED.match(text):
+        device = re.sub(r"^(?:old|broken|previous)\s+", "", match.group("device").strip(), flags=re.I)
+        if re.search(r"[A-Z]", device) and len(device.split()) <= 4:  # a named product ("the FRITZ!Box"), not "my keys"
+            return [ctx.candidate(person.sentence(f"no longer has the {device}"), confidence=0.8,
+                                  rule="business.device.gone", subject="device", tags=("retraction",),
+                                  metadata={"value": device}, action="delete")]
     if match := _STOPPED.match(text):
         old = _name_of(next(value for key, value in match.groupdict().items() if value))
         if not old:

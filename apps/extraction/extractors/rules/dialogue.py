@@ -22,7 +22,14 @@ _SLOT_QUESTIONS = (
                          r"|\bbest\s+number\b", re.I)),
     ("address", re.compile(r"\b(?:your|the|new|delivery|shipping|postal|billing|home)\s+address\b|\bpost\s?code\b"
                            r"|\bzip\s+code\b", re.I)),
+    ("time", re.compile(r"\b(?:best|good|convenient|preferred)\s+time\s+(?:to|for\s+us\s+to)\s+(?:reach|call|contact|ring"
+                        r"|phone|get\s+hold\s+of)\s+you\b|\bwhen\s+(?:is|would\s+be)\s+(?:the\s+|a\s+)?(?:best|good)"
+                        r"\s+(?:time\s+)?to\s+(?:reach|call|contact|ring)\s+you\b", re.I)),
 )
+# "weekdays after 6pm please": an answer that names when, as "please call me ..." for the contact-time rules.
+_WHEN_ANSWER = re.compile(r"^(?:(?:any|every)\s*)?(?:weekdays?|weekends?|mornings?|afternoons?|evenings?|lunchtime"
+                          r"|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|after|before|between"
+                          r"|from|in\s+the|during|around|anytime|any\s+time)\b[^,;.!?]*$", re.I)
 _ASKS = re.compile(r"\?|\b(?:can|could|may)\s+I\s+(?:take|have|get|grab|ask\s+for)|\bplease\s+(?:confirm|provide|share"
                    r"|send|tell|give)|\bwhat(?:'s|\s+is)\s+your\b|\b(?:could|can|would)\s+you\s+(?:please\s+)?(?:give|tell"
                    r"|send|confirm|share|provide|let\s+me\s+know)\b|\bI(?:'ll|\s+will|\s+just)?\s+need\b", re.I)
@@ -136,6 +143,8 @@ def _as_statement(slot: str, piece: str) -> str | None:
             return f"My name is {match.group('name')}"
     if slot == "address" and (match := _ADDRESS_ANSWER.match(piece)):
         return f"My address is {match.group('address')}"
+    if slot == "time" and _WHEN_ANSWER.match(piece):
+        return f"Please call me {piece}"
     value = piece[_VALUE_LEAD.match(piece).end():]
     if slot == "phone" and PHONE.fullmatch(value) and 7 <= sum(char.isdigit() for char in value) <= 15:
         return f"My phone number is {value}"
