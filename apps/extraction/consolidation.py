@@ -27,6 +27,7 @@ from apps.extraction.redaction import (
     emails_named_after,
     is_contact_detail,
     mentions_person,
+    names_person,
     without_value,
 )
 from apps.memories.models import Memory, MemoryStore
@@ -165,6 +166,9 @@ class _LiveMemories:
         person, detail = metadata.get("person"), metadata.get("detail")
         naming = [memory for memory in self.memories.values()
                   if names_retracted_value(candidate, memory.content, (memory.metadata or {}).get("subject"))]
+        if person and not detail and person[:1].isupper():  # "take Alex off the account": the notes naming Alex too
+            naming += [memory for memory in self.memories.values()
+                       if names_person(memory.content, person) and memory not in naming]
         if candidate.target_memory_id or candidate.subject or not (metadata.get("value") or person and detail):
             targets = self.targets(candidate)
             return targets + [memory for memory in naming if memory not in targets], []
@@ -183,7 +187,8 @@ class _LiveMemories:
         value = str(metadata.get("value") or "")
         for memory in list(self.memories.values()):
             named = emails_named_after(memory.content, person) if person and not detail else []
-            if value and value.casefold() in memory.content.casefold():
+            if detail is None and (person and names_person(memory.content, person) or not person and value and (
+                    value.casefold() in memory.content.casefold())):
                 if person or not is_contact_detail(value):
                     whole.append(memory)  # a person, an order number: the memory is about them
                 else:

@@ -66,6 +66,11 @@ def mentions_person(content: str, person: str) -> bool:
     return bool(full or first)
 
 
+def names_person(content: str, person: str) -> bool:
+    """Whether `content` names `person` in full, as whole words ("Alex" in "Alex Moreau", never in "Alexandra")."""
+    return re.search(rf"(?<!\w){re.escape(person.strip())}(?!\w)", content, re.I) is not None
+
+
 def emails_named_after(content: str, person: str) -> list[str]:
     """The email addresses in `content` whose local part names `person`: their first name or initial together with
     their surname ("gareth.pryce@", "gpryce@" for Gareth Pryce)."""

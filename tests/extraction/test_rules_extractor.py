@@ -610,3 +610,83 @@ def test_a_named_device_the_user_no_longer_has_is_retracted(text, value):
 
 def test_losing_something_unnamed_retracts_nothing():
     assert [c for c in extract("I lost my keys") if c.action == "delete"] == []
+
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("Stop sending stuff to my work email and delete it from my profile.", "email:work"),
+    ("Get rid of my landline number, it's been cut off.", "phone:home"),
+    ("You can remove my work number now.", "phone:work"),
+    ("I'd rather you didn't keep my address.", "address"),
+    ("Kindly delete my date of birth from my file.", "birthday"),
+])
+def test_forget_requests_in_other_words_retract_the_subject(text, subject):
+    assert [(c.action, c.subject) for c in extract(text)] == [("delete", subject)]
+
+
+def test_each_thing_in_a_list_with_one_my_is_forgotten():
+    candidates = extract("Delete my email address and phone number from the account please.")
+
+    assert [(c.action, c.subject) for c in candidates] == [("delete", "email"), ("delete", "phone")]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("my old email j.doe@example.com should be removed", "j.doe@example.com"),
+    ("Kindly remove the mobile number 07700 900 123 from my file.", "07700 900 123"),
+])
+def test_a_value_to_be_removed_is_forgotten_and_not_stored(text, value):
+    assert [(c.action, c.metadata.get("value")) for c in extract(text)] == [("delete", value)]
+
+
+@pytest.mark.parametrize(("text", "subject", "person"), [
+    ("Take my partner off the account.", "contact:partner", "partner"),
+    ("I no longer want my partner Alex listed as a contact.", "contact:partner", "Alex"),
+    ("Remove Sam Keller from my authorised contacts.", None, "Sam Keller"),
+    ("Please take Alex off as an authorised contact.", None, "Alex"),
+])
+def test_a_contact_taken_off_the_account_is_forgotten(text, subject, person):
+    [candidate] = extract(text)
+
+    assert (candidate.action, candidate.subject, candidate.metadata["person"]) == ("delete", subject, person)
+
+
+@pytest.mark.parametrize("text", ["Can you take Sarah off the booking?", "Please remove the Premium add-on.",
+                                  "Can you remove Netflix from my bundle?"])
+def test_removing_something_that_is_not_a_contact_forgets_nobody(text):
+    assert [c for c in extract(text) if c.metadata.get("person")] == []
+
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("Oh and that old Hotmail address, bin it please.", "email"),
+    ("Please make sure you don't hold onto my card number.", "identifier:card"),
+    ("I'd like my date of birth removed from your system.", "birthday"),
+    ("I want my number taken off.", "phone"),
+    ("Could my home phone be deleted please?", "phone:home"),
+    ("Please erase any record of my previous address.", "address"),
+    ("There's no need to keep my work email, please get rid of it.", "email:work"),
+    ("Remove the landline from my profile, we don't have it anymore.", "phone:home"),
+    ("Please delete any notes about my medical condition.", "health"),
+    ("Can you make sure my old mobile number is deleted?", "phone"),
+    ("Get my old email off your system.", "email"),
+    ("Please clear out the old billing address.", "address:billing"),
+    ("I don't want my home address on your records.", "address:home"),
+    ("You don't need to keep my mobile on file anymore.", "phone"),
+    ("No need to store my birthday.", "birthday"),
+])
+def test_a_request_to_forget_in_loose_words_retracts_what_it_names(text, subject):
+    deletes = [candidate for candidate in extract(text) if candidate.action == "delete"]
+
+    assert [candidate.subject for candidate in deletes] == [subject]
+
+
+@pytest.mark.parametrize("text", [
+    "Please remove the charge from my card.",
+    "Please take my name off the waiting list.",
+    "Can you remove the extra line from my plan?",
+    "Please delete the old invoice from my account.",
+    "I deleted the app and reinstalled it.",
+    "Don't remove my email, I still use it.",
+    "I don't keep receipts.",
+    "Please get my order off to me quickly.",
+])
+def test_taking_something_else_away_forgets_nothing(text):
+    assert [candidate for candidate in extract(text) if candidate.action == "delete"] == []

@@ -384,3 +384,15 @@ def test_a_device_thrown_away_takes_the_notes_that_name_it(tenant_a):
     chat.say("The technician brought a new router and I threw the FRITZ!Box away.", session="chat-2")
 
     assert not active("FRITZ!Box 7590")
+
+
+def test_a_contact_taken_off_the_account_goes_and_a_similar_name_stays(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My partner Alex Moreau can also call about the account.",
+             "Remember that my colleague Alexandra Petit handles the invoices.")
+    assert active("Alex Moreau") and active("Alexandra Petit")
+
+    chat.say("Please take Alex off as an authorised contact, we've split up.", session="chat-2")
+
+    assert not active("Alex Moreau")
+    assert active("Alexandra Petit")

@@ -18,12 +18,13 @@ from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.facts import org_value, place_value
 from apps.extraction.extractors.rules.identifiers import identifier_kind, identifiers
-from apps.extraction.extractors.rules.people import someones_detail
+from apps.extraction.extractors.rules.people import contact_named, someones_detail
 from apps.extraction.extractors.rules.person import rewrite_first_person
 from apps.extraction.extractors.rules.preferences import object_key
 from apps.extraction.extractors.rules.text import MAX_CLAUSE_CHARS, Clause, split_clauses, strip_filler
 
-_POLITE = r"^(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?(?:also\s+)?(?:please\s+)?"
+_POLITE = (r"^(?:please\s+|kindly\s+)?(?:(?:(?:can|could|would|will)\s+you|you\s+can|you\s+may)\s+(?:please\s+|kindly\s+)?)?"
+           r"(?:also\s+|just\s+)?(?:please\s+|kindly\s+)?")
 _REMEMBER = re.compile(
     _POLITE + r"(?P<verb>remember|memori[sz]e|keep\s+in\s+mind|bear\s+in\s+mind|don't\s+forget|do\s+not\s+forget"
     r"|never\s+forget|make\s+a\s+note|take\s+note|note|save|store)\b"
@@ -47,11 +48,24 @@ _FORGET = re.compile(
     r"|saving|hold|holding|have|having|remember)\s+(?P<what4>.+)$"
     r"|^I\s+(?:don't|do\s+not)\s+want\s+(?P<what5>my\s+.+?)\s+(?:kept|stored|saved|held|on\s+(?:file|record))\b.*$"
     rf"|{_POLITE}take\s+(?P<what6>.+?)\s+(?:off|out(?:\s+of|\s+from)?)(?:\s+(?:your|the|my)\s+(?:file|records?|system|list|account|notes"
-    r"|profile))?(?:\s+(?:completely|entirely|altogether|for\s+good))?$",
+    r"|profile))?(?:\s+(?:completely|entirely|altogether|for\s+good))?(?:\s+as\s+(?:an?\s+|my\s+)?(?:authori[sz]ed\s+)?"
+    r"(?:contact|user|account\s+holder|admin|signatory|driver|member)s?)?$"
+    # "I'd rather you didn't keep my address"
+    r"|^I(?:'d|\s+would)\s+(?:rather|prefer(?:\s+it\s+if)?)\s+you\s+(?:didn't|did\s+not)\s+(?:keep|store|hold|have|save)"
+    r"\s+(?P<what7>.+)$"
+    # "I no longer want my partner Alex listed as a contact"
+    r"|^I\s+(?:no\s+longer|don't|do\s+not)\s+want\s+(?P<what9>.+?)\s+(?:listed|named|kept|included|on\s+(?:file|record"
+    r"|the\s+account|my\s+account))(?:\s+as\s+.+|\s+on\s+.+)?$"
+    # "my old email j.doe@example.com should be removed", "his number can be deleted now"
+    r"|^(?P<what8>(?:my|our|the|his|her|their)\b.+?)\s+(?:should|can|must|needs\s+to|has\s+to|could)\s+(?:be\s+)?"
+    r"(?:removed|deleted|erased|forgotten|taken\s+off|wiped|purged)\b.*$",
     re.I,
 )
-_RECORDS = re.compile(r"\s+(?:from|off|in|on)\s+(?:your|the|my|our)\s+(?:records?|files?|system|database|notes|memory"
-                      r"|account|profile|list)\b.*$|\s+on\s+(?:file|record)\b.*$|\s+(?:any\s?more|any\s+longer)$",
+_RECORDS = re.compile(r"\s+(?:from|off|in|on)\s+(?:your|the|my|our)\s+(?:(?:authori[sz]ed|emergency|account)\s+)?"
+                      r"(?:records?|files?|system|database|notes|memory|account|profile|list|contacts?|users?)\b.*$"
+                      r"|\s+on\s+(?:file|record)\b.*$|\s+(?:any\s?more|any\s+longer)$"
+                      r"|\s+as\s+(?:an?\s+|my\s+)?(?:authori[sz]ed\s+)?(?:contact|user|account\s+holder|admin|signatory|driver"
+                      r"|member)s?$",
                       re.I)
 _TRAILING_POLITENESS = re.compile(r"(?:,?\s+(?:please|thanks|thank\s+you|for\s+me|now|too|as\s+well))+$", re.I)
 _FORGET_STATEMENT = re.compile(r"^(?:(?:that|about)\s+)?(?:I\s+(?:said|told\s+you|mentioned)\s+(?:that\s+)?)?"
@@ -87,8 +101,22 @@ def sentence_command(sentence: str, clauses: list[Clause], ctx: RuleContext,
         return _remember_command(text, match, ctx, clause_rules)
     whole = forget_request(text)
     found = _forget(whole, ctx, clause_rules) if whole else []
+    if not found and (erase_it := _ERASE_IT.search(text)):  # "stop sending to my work email and delete it"
+        found = _antecedent_forgotten(text[:erase_it.start()], ctx, clause_rules)
     if found:  # "delete my home address and my email"
         return found
+    parsed = _clause_forgets(clauses, ctx, clause_rules)
+    if parsed is not None and any(candidate.action == "delete" for candidate in parsed):
+        return parsed
+    if loose := _loosely_asked_to_forget(sentence.strip().rstrip(" .!?"), ctx, clause_rules):
+        return loose + [candidate for clause in clauses if not (clause.question or clause.uncertain)
+                        for candidate in clause_rules(clause, ctx) if candidate.action == "delete"
+                        and candidate.subject not in {forget.subject for forget in loose}]
+    return parsed
+
+
+def _clause_forgets(clauses: list[Clause], ctx: RuleContext, clause_rules) -> list[Candidate] | None:
+    """The forget request in one clause of the sentence, with the other clauses read as usual; None for none."""
     for index, clause in enumerate(clauses):
         what = forget_request(clause.text)
         if what is None:
@@ -102,8 +130,9 @@ def sentence_command(sentence: str, clauses: list[Clause], ctx: RuleContext,
             forget = _delete(ctx, None, "asked to forget what they had just said", "retract.forget")
             forget.metadata["refers_back"] = True
             forgets = [forget]
-        else:
-            forgets = _forget(what, ctx, clause_rules)
+        else:  # "get rid of my landline number, it's been cut off": what comes before the comma
+            forgets = _forget(what, ctx, clause_rules) or (
+                _forget(what.split(", ", 1)[0], ctx, clause_rules) if ", " in what else [])
         noun = _forgotten_noun(what)
         found = []
         for position, other in enumerate(clauses):
@@ -115,6 +144,91 @@ def sentence_command(sentence: str, clauses: list[Clause], ctx: RuleContext,
                 found += clause_rules(other, ctx)
         return found
     return None
+
+
+# A request to forget in words the grammar above does not parse ("that old Hotmail address, bin it please", "I'd like
+# my date of birth removed from your system", "there's no need to keep my work email"): a request marker, a verb
+# that takes data away (or keeps it, negated), and a thing the sentence names that can be forgotten.
+_ASKING_TO = re.compile(r"\b(?:please|pls|plz|kindly|can\s+you|could\s+you|would\s+you|will\s+you|I'd\s+like|I\s+would"
+                        r"\s+like|I\s+want|I\s+need|make\s+sure|you\s+can|could\s+(?:my|the|that)\b)"
+                        r"|^(?:\W*(?:and|also|oh|so|ok|okay)\b[\s,]*)*(?:take|get|remove|delete|erase|wipe|forget|scrub|purge"
+                        r"|drop|bin|clear|strike|cross)\b", re.I)
+_TAKES_AWAY = re.compile(r"\b(?:forget|delete[ds]?|remove[ds]?|erase[ds]?|wipe[ds]?|purge[ds]?|scrub(?:bed)?|bin(?:ned)?"
+                         r"|ditch(?:ed)?|drop(?:ped)?|clear(?:ed)?\s+out|get\s+rid\s+of|(?:take|taken|get|got|strike|struck"
+                         r"|cross|crossed)\s+(?:[\w'-]+\s+){0,5}?off)\b", re.I)
+_NOT_KEPT = re.compile(r"\b(?:don't|do\s+not|no\s+need\s+to|not\s+need\s+to|stop|no\s+longer\s+want\s+you\s+to"
+                       r"|don't\s+want\s+you\s+to)\s+(?:\w+\s+){0,2}?(?:keep|keeping|store|storing|hold|holding|save|saving"
+                       r"|retain|retaining|record|recording|have)\b|\bdon't\s+want\s+(?:my|our)\b[^.]*\bon\s+(?:your|the)"
+                       r"\s+(?:records?|file|system)\b", re.I)
+_OWN_DOING = re.compile(r"^(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|already\s+)?(?:deleted|removed|erased|cleared|dropped"
+                        r"|binned|wiped)\b", re.I)
+_THING_START = re.compile(r"\b(?:my|our|the|that|this|any\s+record\s+of\s+my|any\s+notes\s+(?:about|on)\s+my)\s+(?=\w)",
+                          re.I)
+
+
+def _loosely_asked_to_forget(text: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
+    taking = _TAKES_AWAY.search(text)
+    verb = taking if taking and _ASKING_TO.search(text) else _NOT_KEPT.search(text)
+    if _OWN_DOING.match(text) or verb is None:
+        return []
+    if values := [value for value in forgotten_values(text) if is_forgettable_value(value)]:
+        return [_delete(ctx, None, f"asked to forget {value}", "retract.forget", value=value) for value in values]
+    phrase = verb.group(0)
+    if inner := _TAKE_OFF.match(phrase):  # "get my old email off your system": the object sits inside
+        if not _RECORDS_AFTER.match(text[verb.end():]):
+            return []  # "take my name off the waiting list" is not about what is known of them
+        if inner.group("object"):
+            return _thing_forgotten(inner.group("object"), ctx, clause_rules)
+    after = _OBJECT_END.split(text[verb.end():], maxsplit=1)[0]
+    if after.strip() and not _DEICTIC_START.match(after.strip()):
+        return _thing_forgotten(after, ctx, clause_rules)  # "please delete my medical condition ..."
+    # "that old address, bin it", "I want my number taken off", "I don't want my address on your records"
+    return (_thing_forgotten(phrase, ctx, clause_rules) if verb.re is _NOT_KEPT else []) or _thing_forgotten(
+        text[:verb.start()], ctx, clause_rules, last=True)
+
+
+def _thing_forgotten(words: str, ctx: RuleContext, clause_rules, *, last: bool = False) -> list[Candidate]:
+    """The first (or `last`) thing `words` name that can be forgotten, read longest first: "my old mobile number"."""
+    starts = list(_THING_START.finditer(words))
+    for match in reversed(starts) if last else starts:
+        opening = match.group(0).lower()
+        phrase = ("my " + words[match.end():]) if opening.startswith("any") else words[match.start():]
+        tokens = phrase.split()
+        for length in range(min(len(tokens), 6), 1, -1):
+            found = _forget_one(" ".join(tokens[:length]).rstrip(" ,.;:!?"), ctx, clause_rules)
+            if found and all(candidate.subject or candidate.metadata.get("person") for candidate in found):
+                return found
+    return []
+
+
+_TAKE_OFF = re.compile(r"^(?:take|taken|get|got|strike|struck|cross|crossed)\s+(?P<object>.*?)\s*off$", re.I)
+_RECORDS_AFTER = re.compile(r"^\s*(?:(?:your|the|my|our)\s+(?:records?|files?|system|database|notes|account|profile"
+                            r"|details|books)\b|$|[,.;!?])", re.I)
+_OBJECT_END = re.compile(r"\b(?:from|out\s+of|off|at|to|into|in|on|for|as|because|since|so|but|please|now|anymore)\b|[,;]",
+                         re.I)
+_DEICTIC_START = re.compile(r"^(?:it|that|this|them|those|these)\b", re.I)
+
+
+def is_forgettable_value(value: str) -> bool:
+    """An email address, or a number long enough to be a phone or an identifier (not "the 0161 number")."""
+    return bool(EMAIL.fullmatch(value)) or sum(char.isdigit() for char in value) >= 6 or bool(
+        re.fullmatch(r"[A-Z]{1,5}-?\d[\w-]{2,}", value))
+
+
+_ERASE_IT = re.compile(rf"(?:,\s*|\s+)(?:and|then|so)\s+(?:please\s+)?(?:{_ERASE_VERBS})\s+(?:it|that|them)\b", re.I)
+_OWN_PHRASE = re.compile(r"\b(?:my|our)\s+(?=\w)", re.I)
+
+
+def _antecedent_forgotten(before: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
+    """What "it" is in "... my work email and delete it": the last "my ..." phrase before it that names a thing to
+    forget, longest reading first."""
+    for start in reversed([match.start() for match in _OWN_PHRASE.finditer(before)]):
+        words = before[start:].split()
+        for length in range(min(len(words), 5), 1, -1):
+            found = _forget_one(" ".join(words[:length]).rstrip(" ,.;"), ctx, clause_rules)
+            if found:
+                return found
+    return []
 
 
 def _named_before(clauses: list[Clause]) -> str | None:
@@ -209,6 +323,7 @@ def _remember(body: str, ctx: RuleContext, clause_rules, confidence: float, *, a
 
 _LIST_BREAK = re.compile(r"(?<!\s)(?:\s*,\s*(?:and\s+)?|\s+(?:and|&|as\s+well\s+as|plus)\s+)(?=(?:my|the|our|that)\b)",
                          re.I)  # (?<!\s): a match starts once per whitespace run, not at each of its characters
+_BARE_LIST_BREAK = re.compile(r"(?<!\s)(?:\s*,\s*(?:and\s+)?|\s+(?:and|&|plus)\s+)", re.I)
 
 
 def _forget(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
@@ -217,6 +332,9 @@ def _forget(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
     if found:
         return found
     parts = _LIST_BREAK.split(what)
+    owner = re.match(r"^(?:my|our|the)\s+", what, re.I)
+    if len(parts) == 1 and owner:  # "my email address and phone number": the first "my" for each
+        parts = [part if index == 0 else owner.group(0) + part for index, part in enumerate(_BARE_LIST_BREAK.split(what))]
     for part in parts[1:] and parts:
         if re.search(r"\b(?:is|are|was|were|'s)\b", part):
             return []  # "my old number, my new one is ...": a statement follows, not another thing to forget
@@ -234,6 +352,24 @@ _VALUE_TOKENS = re.compile(rf"{EMAIL.pattern}|\+?\d[\d\s().-]{{2,18}}\d|\b[A-Z]{
 def forgotten_values(what: str) -> list[str]:
     """The values named in a forget request ("remove mei.tan@x.sg", "the old Visa 0093")."""
     return [value.strip() for value in _VALUE_TOKENS.findall(what) if sum(char.isalnum() for char in value) >= 3]
+
+
+def _contact_forgotten(what: str, ctx: RuleContext) -> list[Candidate]:
+    """"Take my partner off the account", "remove Sam Keller from my contacts": the contact and what names them."""
+    if (named := contact_named(what)) is None:
+        return []
+    relation, name = named
+    if relation is None and (len(name.split()) < 2 and not _CONTACT_CONTEXT.search(ctx.sentence) or ctx.person.known
+                             and name.casefold() in ctx.person.known.casefold()):
+        return []  # a first name alone is someone only where the request is about contacts; never the user
+    rest = f"asked to forget their {relation}" + (f" {name}" if name else "") if relation else f"asked to forget {name}"
+    candidate = _delete(ctx, f"contact:{relation}" if relation else None, rest, "retract.forget", value=name)
+    candidate.metadata["person"] = name or relation
+    return [candidate]
+
+
+_CONTACT_CONTEXT = re.compile(r"\b(?:contacts?|authori[sz]ed|account\s+holder|signatory|users?|admins?|members?|drivers?"
+                              r"|listed|named)\b", re.I)
 
 
 def _someones_details(what: str, ctx: RuleContext) -> list[Candidate]:
@@ -273,6 +409,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
                         "retract.forget", value=candidate.metadata["identifier"]) for candidate in ids]
     if someones := _someones_details(what, ctx):
         return someones
+    if contact := _contact_forgotten(what, ctx):
+        return contact
     if len(split_clauses(what)) == 1 and (values := forgotten_values(what)):  # whatever memory holds the value
         return [_delete(ctx, None, f"asked to forget {value}", "retract.forget", value=value) for value in values]
     if match := _FORGET_WHERE.match(what):

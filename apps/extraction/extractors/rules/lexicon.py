@@ -94,12 +94,19 @@ SUBJECT_NOUNS = {
     "email addresses": EMAIL, "emails": EMAIL, "phone numbers": PHONE, "numbers": PHONE,
     "addresses": ADDRESS, "postcode": ADDRESS, "zip code": ADDRESS,
     "allergy": "allergy", "allergies": "allergy",
+    "landline": f"{PHONE}:home", "landline number": f"{PHONE}:home", "home phone": f"{PHONE}:home",
+    "medical condition": "health", "health condition": "health", "condition": "health", "medical history": "health",
+    "health information": "health", "health details": "health",
+    # a webmail provider's name is an email address: "that old Hotmail address"
+    "hotmail": EMAIL, "hotmail address": EMAIL, "gmail": EMAIL, "gmail address": EMAIL, "outlook address": EMAIL,
+    "yahoo address": EMAIL, "icloud address": EMAIL, "proton address": EMAIL,
 }
 SUBJECT_LABELS = {
     EMAIL: "email address", PHONE: "phone number", "location": "location", "name": "name",
     "preferred_name": "preferred name", "job_title": "job title", "employer": "employer", "birthday": "birthday",
     "age": "age", "timezone": "time zone", "pronouns": "pronouns", "diet": "diet", ADDRESS: "address",
-    _CARD: "card details", "plan": "plan", "allergy": "allergies",
+    _CARD: "card details", "plan": "plan", "allergy": "allergies", f"{PHONE}:home": "home phone number",
+    "health": "health conditions",
 }
 
 # "I have a dentist appointment tomorrow": events that make "I have ..." a plan.

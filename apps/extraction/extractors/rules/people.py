@@ -221,6 +221,27 @@ _ASKING = re.compile(r"(?P<who>(?-i:[A-Z][\w-]+)(?:\s+(?-i:[A-Z][\w-]+))?)\s+(?:
 _DETAIL_KINDS = {"e": "email", "p": "phone", "m": "phone", "c": "phone", "t": "phone", "l": "phone", "n": "phone"}
 
 
+# "my partner", "my assistant Tom Reyes", "Sam Keller": a contact a forget request names as a whole.
+_CONTACT_NAMED = re.compile(
+    rf"^(?:(?:my|our)\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})(?:,?\s+(?P<name>(?-i:[A-Z][\w'-]*)"
+    r"(?:\s+(?-i:[A-Z][\w'-]*)){0,2}))?|(?P<who>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,2}))$",
+    re.I,
+)
+
+
+def contact_named(what: str) -> tuple[str | None, str | None] | None:
+    """(relation, name) for a forget request that names one of the user's contacts: "my partner" -> ("partner",
+    None), "Sam Keller" -> (None, "Sam Keller"); None for anything else."""
+    match = _CONTACT_NAMED.match(what.strip())
+    if match is None:
+        return None
+    relation = (match.group("relation") or "").lower() or None
+    name = match.group("name") or match.group("who")
+    if name and name.split()[0].lower() in _NOT_NAME_WORDS | {"my", "our", "the", "your", "all", "everything"}:
+        return None
+    return relation, name
+
+
 def someones_detail(what: str, sentence: str = "") -> tuple[str, str | None] | None:
     """(who, "phone" / "email", or None for all they gave) when a forget request names someone else's details:
     "my wife's mobile number" -> ("wife", "phone"), "Gareth Pryce's details" -> ("Gareth Pryce", None)."""
