@@ -690,3 +690,29 @@ def test_a_request_to_forget_in_loose_words_retracts_what_it_names(text, subject
 ])
 def test_taking_something_else_away_forgets_nothing(text):
     assert [candidate for candidate in extract(text) if candidate.action == "delete"] == []
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("My address is 4 Harbour Road, Cork.", "New address: 9 Quay Street, Galway."),
+    ("My address is 4 Harbour Road, Cork.", "We moved house last week, we're at 9 Quay Street, Galway now."),
+    ("My mobile is 07700 900 111.", "I changed my number, it's 07700 900 222 now."),
+    ("I prefer Spanish.", "Please write to me in English from now on."),
+    ("Our office is at 12 King Street, Leeds.", "Our office has moved to 3 Park Row, Leeds."),
+    ("I use an iPhone 12.", "I've switched to a Pixel 8."),
+])
+def test_a_new_value_in_other_words_has_the_old_values_subject(old, new):
+    [before] = [candidate for candidate in extract(old) if candidate.action == "add"]
+    after = [candidate for candidate in extract(new) if candidate.action == "add"]
+
+    assert before.subject in {candidate.subject for candidate in after}
+
+
+def test_replacing_one_tool_with_another_names_the_old_one():
+    [candidate] = extract("We replaced Zendesk with Freshdesk.")
+
+    assert (candidate.metadata["value"], candidate.metadata["replaces"]) == ("Freshdesk", "Zendesk")
+
+
+@pytest.mark.parametrize("text", ["I've moved to Dr Patel's practice.", "I've switched to a Pixel 8."])
+def test_a_practice_or_a_phone_is_neither_a_place_an_address_nor_a_plan(text):
+    assert not {c.subject for c in extract(text)} & {"location", "address:home", "plan"}

@@ -829,3 +829,14 @@ def test_an_answer_to_another_question_is_not_a_contact_time():
     candidates = conversation(("assistant", "When did the fault start?"), ("user", "after 6pm yesterday"))
 
     assert [c for c in candidates if c.subject == CONTACT_TIME] == []
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [
+    ("I've updated your mobile to 07700 900 222.", "phone", "07700 900 222"),
+    ("Done, I've updated your address to 14 Kestrel Way, Frome, BA11 2TD.", "address:home",
+     "14 Kestrel Way, Frome, BA11 2TD"),
+])
+def test_the_agents_update_of_a_detail_is_the_customers_new_value_and_no_episode(text, subject, value):
+    candidates = extract(text, role="assistant")
+
+    assert [(c.subject, c.metadata["value"]) for c in candidates] == [(subject, value)]

@@ -46,15 +46,18 @@ _LABELLED = re.compile(
 )
 _OFFICE_AT = re.compile(
     r"^(?:my|our)\s+(?:(?:head|main|new|registered)\s+)?(?:office|offices|company|business|shop|store|workplace"
-    r"|practice|clinic|warehouse|premises|studio)\s+(?:is|are)\s+(?:now\s+)?(?:located\s+|based\s+)?(?:at|on|in)\s+"
+    r"|practice|clinic|warehouse|premises|studio)\s+(?:(?:is|are)\s+(?:now\s+)?(?:located\s+|based\s+)?(?:at|on|in)"
+    r"|(?:has|have)\s+(?:now\s+|just\s+)?(?:moved|relocated)\s+to|(?:is|are)\s+moving\s+to|moved\s+to)\s+"
     r"(?P<address>.+)$",
     re.I,
 )
+_LAST_WE_ARE = re.compile(r",\s*(?=(?:we're|we\s+are|I'm|I\s+am)\s+(?:now\s+)?(?:at|in)\s+\d)", re.I)
+_OWN_CHANGE = frozenset("new current updated correct".split())
 _LIVE_AT = re.compile(
     r"^(?:I|we)(?:'ve|\s+have|'re|\s+are|'m|\s+am)?(?:\s+(?:now|just|recently|currently|since))*\s+(?:live|living"
     r"|reside|residing|based|moved|relocated)\s+(?:back\s+)?(?:at|to)\s+(?P<address>.+)$"
-    r"|^I(?:'m|\s+am)\s+(?:now\s+)?(?:located\s+)?(?:at|in)\s+(?P<at>(?:flat|apartment|apt\.?|unit|suite|house|no\.?)?\s*"
-    r"\d.+)$"
+    r"|^(?:I(?:'m|\s+am)|we(?:'re|\s+are))\s+(?:now\s+)?(?:located\s+)?(?:at|in)\s+(?P<at>(?:flat|apartment|apt\.?|unit|suite"
+    r"|house|no\.?)?\s*\d.+?)(?:\s+now)?$"
     # "I rent a flat at 52 Albion Road", "we're renting a house on 9 Park Row": where a tenant lives
     r"|^(?:I|we)(?:'re|\s+are|'m|\s+am)?(?:\s+(?:now|just|currently|still))*\s+(?:rent|renting|lease|leasing|share"
     r"|sharing|live\s+in|living\s+in)\s+(?:a|an|the|our|my)\s+(?:[\w-]+\s+)?(?:flat|apartment|house|home|room|place"
@@ -118,7 +121,9 @@ def _looks_like_address(value: str) -> bool:
         return True
     capitalised = [word for word in words if word[:1].isupper()]
     numbered = any(_HOUSE_NUMBER.fullmatch(word) for word in words)
-    street = any(word[:1].isupper() and word.lower() in lexicon.STREET_WORDS for word in words)
+    # "Dr Patel's practice", "St Mary's": an abbreviation that opens the phrase is a title, not "Drive" or "Street"
+    street = any(word[:1].isupper() and word.lower() in lexicon.STREET_WORDS and not (index == 0 and len(word) <= 2)
+                 for index, word in enumerate(words))
     return (street and (numbered or len(capitalised) >= 2)) or (numbered and len(capitalised) >= 2)
 
 
@@ -132,8 +137,8 @@ def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Ca
         kinds = list(dict.fromkeys(_QUALIFIER_KINDS[word] for word in quals if word in _QUALIFIER_KINDS))
         if purpose := _PURPOSE_KINDS.get((match.group("purpose") or "").lower()):
             kinds = [purpose]
-        if not kinds and (match.group("owner") or "").lower() not in ("my", "our"):
-            return []  # "the address is ..." may be anyone's
+        if not kinds and (match.group("owner") or "").lower() not in ("my", "our") and not _OWN_CHANGE.intersection(quals):
+            return []  # "the address is ..." may be anyone's; "New address: ..." in a user message is theirs
         kind, also = (kinds or ["home"])[0], kinds[1:]  # "my billing and shipping address are the same: ..."
     elif match := _SHIP.match(text) or _WANT_SENT.match(text) or _GOES_TO.match(text):
         sent = match.group("object") or ""
@@ -142,8 +147,8 @@ def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Ca
         kind = "billing"
     elif match := _OFFICE_AT.match(text):
         kind = "office"
-    elif match := _LIVE_AT.match(text):
-        kind = "home"
+    elif match := _LIVE_AT.match(text) or _LIVE_AT.match(_LAST_WE_ARE.split(text)[-1]):
+        kind = "home"  # "we moved house last week, we're at 9 Quay Street now"
     if kind is None or not (address := address_value(match.group("address") or match.groupdict().get("at") or match.groupdict().get("rented") or "")):
         return []
     person = ctx.person

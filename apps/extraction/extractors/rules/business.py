@@ -148,6 +148,9 @@ def _plan(ctx: RuleContext, text: str) -> list[Candidate]:
     match = _ON_PLAN.match(text) or _HAVE_PLAN.match(text) or _MY_PLAN.match(text) or _UPGRADED_TO.match(text)
     if not match or not (value := _plan_value(match.group("plan"))):
         return []
+    if match.re is _UPGRADED_TO and not re.search(r"\b(?:upgraded|downgraded)\b", text, re.I) and not re.search(
+            rf"\b(?:{_PLAN_NOUNS})s?\b", text, re.I):
+        return []  # "I've switched to a Pixel 8", "moved to Dr Patel's practice": a plan only when it says so
     noun = (match.groupdict().get("noun") or "plan").lower()
     if noun in ("account", "deal", "option") and match.re is not _MY_PLAN:
         return []  # "I have a savings account", "we got a good deal": not a plan name
@@ -186,7 +189,9 @@ _SWITCH = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:switched|moved|migrated
                      # "we've dropped Slack company-wide and moved to Microsoft Teams"
                      rf"|^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:dropped|ditched|stopped\s+using|cancell?ed|got\s+rid\s+of"
                      r"|moved\s+away\s+from)\s+(?P<old2>.+?),?\s+and\s+(?:have\s+)?(?:moved|switched|changed|migrated"
-                     r"|gone\s+over|went\s+over)\s+to\s+(?P<new2>.+)$", re.I)
+                     r"|gone\s+over|went\s+over)\s+to\s+(?P<new2>.+)$"
+                     # "we replaced Zendesk with Freshdesk"
+                     rf"|^{_WE}(?:'ve|\s+have)?{ADV}\s+replaced\s+(?P<old3>.+?)\s+with\s+(?P<new3>.+)$", re.I)
 _STOPPED = re.compile(rf"^{_WE}\s+no\s+longer\s+(?:use|have|need|run)\s+(?P<old>.+?){_ANYMORE}$"
                       # "I don't have a car" says no more than that: only "anymore" makes a plain negation a change
                       rf"|^{_WE}\s+(?:don't|do\s+not|don't\s+really)\s+(?:use|have|need|run)\s+(?P<old4>.+?)"
@@ -215,8 +220,8 @@ def _device_kind(device: str) -> str | None:
 def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
     person = ctx.person
     if match := _SWITCH.match(text):
-        old = _name_of(match.group("old") or match.group("old2"))
-        new = _name_of(match.group("new") or match.group("new2"))
+        old = _name_of(match.group("old") or match.group("old2") or match.group("old3"))
+        new = _name_of(match.group("new") or match.group("new2") or match.group("new3"))
         if not old or not new:
             return []
         kind = "plan" if re.search(rf"\b(?:{_PLAN_NOUNS})\b", f"{old} {new}", re.I) else "tool"

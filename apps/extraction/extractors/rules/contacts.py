@@ -63,10 +63,13 @@ _OWN_PHONE = re.compile(
     rf"(?:\s+(?:on|at))?|for\s+me))?\s*(?:is|:)\s*(?P<number3>{_PHONE_VALUE})"
     rf"|^I(?:'m|\s+am)\s+(?:reachable\s+|contactable\s+)?on\s+(?P<number4>{_PHONE_VALUE})$"
     # "the engineer should ring me when they're outside: 07412 889 350": a colon hands the number to the verb
-    rf"|\b(?:call|ring|phone|reach|contact)\s+(?:me|us)\b[^.:;?!]{{0,40}}:\s*(?P<number5>{_PHONE_VALUE})",
+    rf"|\b(?:call|ring|phone|reach|contact)\s+(?:me|us)\b[^.:;?!]{{0,40}}:\s*(?P<number5>{_PHONE_VALUE})"
+    # "I changed my number, it's 07700 900 222 now", "got a new mobile number: ..."
+    rf"|\b(?:changed|got|have|switched\s+to)\s+(?:my|a\s+new|a)\s+(?:new\s+)?(?P<noun6>mobile|cell|phone)?\s*(?:number|mobile"
+    rf"|phone)\b[\s,;:-]+(?:(?:it's|it\s+is|the\s+new\s+one\s+is|which\s+is)\s+)?(?:now\s+)?(?P<number6>{_PHONE_VALUE})",
     re.I,
 )
-_NUMBERS = ("number", "number2", "number3", "number4", "number5")
+_NUMBERS = ("number", "number2", "number3", "number4", "number5", "number6")
 # "number is ..." on its own is a phone number where the clause is about calling ("If you must call, number is ...");
 # a word before it names another kind of number ("loyalty number is ...", identifiers.py).
 _CALLING = re.compile(r"\b(?:call|ring|phone|text|reach|contact)\b", re.I)

@@ -183,3 +183,21 @@ def agent_statement_as_customer(sentence: str, clauses: list[Clause]) -> str | N
         return _SECOND_TO_FIRST[word]
 
     return _SECOND.sub(swap, sentence)
+
+
+# "I've updated your mobile to 07700 900 222": the agent's change, read as the customer's "my mobile is ...".
+_AGENT_UPDATED = re.compile(
+    r"^(?:(?:done|great|ok|okay|perfect|sure|of\s+course|all\s+done)[\s,.!:-]+)*(?:I've|I\s+have|I|we've|we\s+have|we)"
+    r"\s+(?:now\s+|just\s+|also\s+)?(?:updated|changed|set|switched|corrected)\s+your\s+(?P<thing>(?:[\w-]+\s+){0,2}?"
+    r"(?:address|number|phone|mobile|cell|e-?mail(?:\s+address)?|name|surname|plan|tier))\s+(?:to|as)\s+(?P<value>[^?]+?)"
+    r"[.!]?$",
+    re.I,
+)
+
+
+def agent_update_as_customer(sentence: str) -> str | None:
+    """The agent's "I've updated your <detail> to <value>" in the customer's words, or None."""
+    match = _AGENT_UPDATED.match(sentence.strip())
+    if not match:
+        return None
+    return f"My {' '.join(match.group('thing').split())} is {match.group('value')}"

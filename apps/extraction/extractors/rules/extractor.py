@@ -21,6 +21,7 @@ from apps.extraction.extractors.rules.corrections import apply_corrections, corr
 from apps.extraction.extractors.rules.dates import with_resolved_date
 from apps.extraction.extractors.rules.dialogue import (
     agent_statement_as_customer,
+    agent_update_as_customer,
     confirmation_asked,
     confirmed_statements,
     requested_slots,
@@ -204,16 +205,21 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
                 stated = _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text))
                 found += stated + contacts_named_in_passing(sentence.text, ctx, stated)
             else:
+                restated = _restated(sentence, ctx)
+                updated = bool(restated) and agent_update_as_customer(sentence.text) is not None
                 for clause in sentence.clauses:
-                    found += (outcomes(clause, ctx) or booking(clause, ctx) or confirmed_change(clause, ctx)) + \
-                        identifiers(clause.text, ctx, confidence=0.85)
-                found += _restated(sentence, ctx)
+                    # "I've updated your mobile to ...": the customer's new value, not also an episode saying so
+                    done = [] if updated else (outcomes(clause, ctx) or booking(clause, ctx)
+                                               or confirmed_change(clause, ctx))
+                    found += done + identifiers(clause.text, ctx, confidence=0.85)
+                found += restated
     return found
 
 
 def _restated(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
     """Facts in the agent's restatement about the customer ("Your address is now ..."), trusted a little less."""
-    if ctx.role != "assistant" or not (as_customer := agent_statement_as_customer(sentence.text, sentence.clauses)):
+    if ctx.role != "assistant" or not (as_customer := agent_statement_as_customer(sentence.text, sentence.clauses)
+                                       or agent_update_as_customer(sentence.text)):
         return []
     found = []
     for clause in split_clauses(as_customer):  # the text is normalised already, and "you" -> "I" moves clause breaks

@@ -384,8 +384,10 @@ def place_value(raw: str) -> str | None:
     place = cut_value(raw, _PLACE_STOPS, max_words=5, keep_comma_names=True)
     words = place.lower().replace(",", "").split()
     if (not words or place.lower() in _NOT_PLACES or words[0] in _NOT_PLACES or words[0] in lexicon.DEICTIC_OBJECTS
-            or any(word in _NOT_PLACE_WORDS for word in words) or any(char.isdigit() for char in place)):
-        return None
+            or any(word in _NOT_PLACE_WORDS for word in words) or any(char.isdigit() for char in place)
+            or re.match(r"^(?:dr|mr|mrs|ms|miss|prof)\.?$", words[0]) or place.endswith(("'s", "\u2019s"))
+            or re.search(r"'s\s+(?:practice|office|surgery|clinic|place|house)$", place, re.I)):
+        return None  # "Dr Patel's practice", "my sister's": a person's place, not a town
     return place
 
 

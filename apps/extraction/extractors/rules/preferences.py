@@ -69,6 +69,8 @@ def preference_subject(obj: str) -> str | None:
     words = key.split()
     if words[0] in ("being", "getting", "receiving") and len(words) > 1:
         words = words[1:]
+    if words[-1] in lexicon.LANGUAGES and len(words) <= 3:  # "I prefer Spanish", "plain English"
+        return "preference:language"
     channel = [word for word in words if word in lexicon.CONTACT_CHANNELS]
     if channel and len(words) <= 3 and (len(words) == 1 or words[-1] in lexicon.CONTACT_CHANNELS
                                         or words[-1] in ("call", "calls", "contact", "updates", "messages")):
