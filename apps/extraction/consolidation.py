@@ -271,9 +271,10 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
     def write_pending() -> None:
         if not pending:
             return
+        # Each was looked for among the user's active memories loaded above, in this transaction (near_duplicate).
         results = memory_bulk_create(
             store=store, items=[item for _, item, _ in pending], actor=actor, item_notes=[note for *_, note in pending],
-            vectors=live.vectors,
+            vectors=live.vectors, checked_new=True,
         )
         for result in results:
             if result.duplicate:

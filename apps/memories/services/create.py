@@ -90,11 +90,15 @@ def memory_bulk_create(
     context: dict | None = None,
     item_notes: list[tuple[str, dict]] | None = None,
     vectors: dict[str, list[float]] | None = None,
+    checked_new: bool = False,
 ) -> list[MemoryWriteResult]:
     """Create memories in one transaction; content already known for that user returns the existing row.
 
     `item_notes` gives each item its own revision (reason, context), e.g. the messages it came from.
     `vectors` maps contents to embeddings the caller already computed with the store's embedder.
+    `checked_new`: the caller has just looked for these contents among the user's live memories, in the same
+    transaction, and found none (extraction's consolidation does); the insert then skips its own look, and the
+    unique index still stops a duplicate another writer committed meanwhile (the retry looks again).
     """
     notes = item_notes or [(reason, context or {})] * len(items)
     if len(items) > settings.MEMORYHUB_MAX_BULK:
@@ -112,7 +116,7 @@ def memory_bulk_create(
     # nothing to spare: the check inside the transaction is the one that counts.
     keys = {(item.user_id, digest) for item, digest in zip(items, digests, strict=False)}
     given = vectors or {}
-    known = {} if all(item.content in given for item in items) else _find_live_duplicates(store, keys)
+    known = {} if checked_new or all(item.content in given for item in items) else _find_live_duplicates(store, keys)
     to_embed: dict[tuple[str, str], str] = {}
     for item, digest in zip(items, digests, strict=False):
         key = (item.user_id, digest)
@@ -127,7 +131,7 @@ def memory_bulk_create(
         try:
             return _insert_memories(
                 store=store, items=items, digests=digests, vectors=vectors, actor=actor,
-                notes=notes, candidate_keys=set(to_embed) | set(known),
+                notes=notes, candidate_keys=set() if checked_new and attempt == 0 else set(to_embed) | set(known),
             )
         except IntegrityError as exc:
             if attempt == 2:
