@@ -227,3 +227,18 @@ def test_retraction_reaches_an_addition_of_the_same_batch(session, job, added, r
     memory = Memory.objects.get()
     assert memory.content == added.content and memory.status == "deleted"
     assert list(memory.revisions.order_by("id").values_list("action", flat=True)) == ["create", "delete"]
+
+
+def test_a_duplicate_consolidation_did_not_see_is_still_caught_by_the_write(session, job, tenant_a):
+    # A pending memory is live but not among the active ones consolidation compares against: the bulk write skips
+    # its own look (checked_new), the unique index stops the insert, and the retry returns the existing row.
+    pending = memory_create(
+        store=session.store, item=MemoryInput(user_id="alice", content="Alice plays chess", status="pending_review"),
+        actor=ACTOR,
+    ).memory
+
+    counts = _run(session, job, fact("Alice plays chess"))
+
+    assert (counts.added, counts.unchanged) == (0, 1)
+    assert Memory.objects.filter(store=session.store, content="Alice plays chess").count() == 1
+    assert Memory.objects.get(pk=pending.pk).status == "pending_review"
