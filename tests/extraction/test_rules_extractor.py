@@ -716,3 +716,18 @@ def test_replacing_one_tool_with_another_names_the_old_one():
 @pytest.mark.parametrize("text", ["I've moved to Dr Patel's practice.", "I've switched to a Pixel 8."])
 def test_a_practice_or_a_phone_is_neither_a_place_an_address_nor_a_plan(text):
     assert not {c.subject for c in extract(text)} & {"location", "address:home", "plan"}
+
+
+@pytest.mark.parametrize("text", [
+    "I never use this shops in my life.",
+    "Please don't send anything in that time.",
+    "I always mix that up when I type fast.",
+])
+def test_a_statement_about_what_only_the_conversation_names_is_not_kept(text):
+    assert extract(text) == []
+
+
+def test_a_habit_about_a_thing_it_names_itself_is_kept():
+    [candidate] = extract("I always book the window seat")
+
+    assert candidate.subject == "preference:book the window seat"

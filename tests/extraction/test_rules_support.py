@@ -840,3 +840,13 @@ def test_the_agents_update_of_a_detail_is_the_customers_new_value_and_no_episode
     candidates = extract(text, role="assistant")
 
     assert [(c.subject, c.metadata["value"]) for c in candidates] == [(subject, value)]
+
+
+def test_a_serial_in_groups_is_kept_whole():
+    [candidate] = [c for c in extract("The water meter's serial is 09M 554187, I checked.") if c.subject]
+
+    assert candidate.metadata["identifier"] == "09M 554187"
+
+
+def test_the_agent_removing_someone_named_only_before_stores_nothing():
+    assert extract("Understood, I've removed him from your account.", role="assistant") == []

@@ -42,7 +42,7 @@ KINDS = {
     "sort-code": Kind("sort code", pii=True), "iban": Kind("IBAN", pii=True),
     "sim": Kind("SIM", "number", pii=True, spaced=True, check_digit=True),
     "imei": Kind("IMEI", pii=True, spaced=True, check_digit=True),
-    "serial": Kind("serial", "number"), "po": Kind("purchase order"),
+    "serial": Kind("serial", "number", spaced=True), "po": Kind("purchase order"),
     "vat": Kind("VAT", "number", single=True, spaced=True), "shipment": Kind("shipment"), "refund": Kind("refund"),
     "payment": Kind("payment"), "contract": Kind("contract"), "incident": Kind("incident"),
     "request": Kind("request"), "voucher": Kind("voucher", "code"), "warranty": Kind("warranty"),
@@ -174,7 +174,10 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
         if kind.pii and _SOMEONE_ELSES.search(text[max(0, match.start() - 40):match.start()]):
             continue
         for raw in _ID_SEPARATOR.split(match.group("ids")):
-            raw = raw.strip() if kind.spaced else raw.split()[0] if raw.split() else ""
+            parts = raw.split()
+            # "09M 554187": a head too short to be the whole identifier takes the digit group after it
+            short_head = len(parts) > 1 and len(parts[0]) < 4 and parts[1].isdigit()
+            raw = raw.strip() if kind.spaced or short_head else parts[0] if parts else ""
             if not _valid_id(raw, kind):
                 break
             found.setdefault((key, raw.lstrip("#")), (raw, qualifier))

@@ -11,7 +11,7 @@ from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.person import IRREGULAR_PAST, is_past_participle, rewrite_first_person
-from apps.extraction.extractors.rules.text import cut_value, normalise_key
+from apps.extraction.extractors.rules.text import cut_value, normalise_key, refers_to_context
 
 _AM = r"(?:'m|\s+am)"
 
@@ -112,6 +112,8 @@ def _preferences(ctx: RuleContext, text: str) -> list[Candidate]:
         return [ctx.candidate(rewrite_first_person(text, person), memory_type="preference", confidence=0.75,
                               rule="preference.rather", subject=f"preference:{key}", tags=("preference",),
                               metadata={"value": key, "sentiment": "positive"})]
+    if refers_to_context(text):
+        return []  # "I never use this shops in my life", "don't send anything in that time"
     if (match := _HABIT.match(text)) and _present_tense(match.group("verb")):
         key = object_key(f"{match.group('verb')}{match.group('rest')}")
         return [ctx.candidate(rewrite_first_person(text, person), memory_type="preference", confidence=0.7,

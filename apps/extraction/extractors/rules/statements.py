@@ -18,7 +18,7 @@ from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.person import rewrite_first_person
-from apps.extraction.extractors.rules.text import Clause
+from apps.extraction.extractors.rules.text import Clause, refers_to_context
 
 MIN_WORDS = 3
 MAX_WORDS = 60
@@ -116,7 +116,7 @@ def pending_statement(clause: Clause, ctx: RuleContext) -> PendingStatement | No
     words = _WORD.findall(text)
     if not MIN_WORDS <= len(words) <= MAX_WORDS:
         return None
-    if _OWNED_BY_RULES.search(text) or (len(words) <= 4 and _POINTS_BACK.search(text)):
+    if _OWNED_BY_RULES.search(text) or (len(words) <= 4 and _POINTS_BACK.search(text)) or refers_to_context(text):
         return None
     polite = _POLITE_START.match(text)
     if polite:

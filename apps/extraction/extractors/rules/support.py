@@ -125,6 +125,7 @@ def _dated(text: str) -> bool:
 
 _REMOVAL = re.compile(r"\b(?:removed|deleted|erased|wiped|cleared|purged|taken\s+off|took\s+off|scrubbed)\b", re.I)
 _VALUE_LIKE = re.compile(r"@|\d{3}")
+_REMOVED_PRONOUN = re.compile(r"\b(?:removed|deleted|erased|taken|took)\s+(?:him|her|them)\b", re.I)
 _SOMEONE = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
 
 
@@ -267,6 +268,8 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     text, person = clause.text, ctx.person
     if clause.question or clause.uncertain:
         return []
+    if _REMOVED_PRONOUN.search(text):
+        return []  # "I've removed him from your account": who, only the conversation says
     if _REMOVAL.search(text) and (_VALUE_LIKE.search(text) or _SOMEONE.search(text)):
         # "I've removed 07700 900 123 from your file": a removal must not store again what it removed, and takes
         # the removed person or detail out of what is known ("Priyanka Shah has been removed").

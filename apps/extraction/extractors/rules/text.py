@@ -218,3 +218,18 @@ def normalise_key(value: str) -> str:
     value = _NORMALISE_DROP.sub(" ", value.casefold())
     value = _NORMALISE_STRIP.sub("", value.strip())
     return " ".join(value.split())[:60].strip(" '-")
+
+
+# "never used this shop in my life", "don't send anything in that time", "I always mix that up": what the statement is
+# about was named earlier in the conversation, so on its own it says nothing a later reader can use.
+# ("that" only after a preposition or "use": "I prefer that calls come early" is a clause, not a thing.)
+_DEICTIC_THING = re.compile(r"(?:\b(?:this|these|those)|\b(?:in|at|on|for|from|with|during|by|of|use|uses|used|using)\s+that)"
+                            r"\s+(?!(?:is|was|are|were|has|had|will|would|can|could|should|may|might|must|does|did|means?"
+                            r"|way|much|many|far|long|often|point|week|month|year|morning|evening|afternoon|weekend)\b)"
+                            r"[a-z][\w-]*\b(?!\s+(?:is|are|was|were)\b)"
+                            r"|\b(?:mix|mixes|mixed|mess|messes|messed|sort|sorts|sorted)\s+(?:that|this|it|them)\s+up\b")
+
+
+def refers_to_context(text: str) -> bool:
+    """Whether `text` is about something only the conversation around it names ("this shop", "that time")."""
+    return _DEICTIC_THING.search(text) is not None
