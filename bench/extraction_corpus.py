@@ -220,12 +220,14 @@ class StoredMemory:
     status: str
     source: str
     date: str = ""  # metadata.date: the ISO date a relative date was resolved to, if any
+    rule: str = ""  # metadata.rule: which rule of the rules extractor wrote it (for finding what went wrong)
 
     @classmethod
     def from_api(cls, body: dict) -> "StoredMemory":
-        date = (body.get("metadata") or {}).get("date")
+        metadata = body.get("metadata") or {}
+        date, rule = metadata.get("date"), metadata.get("rule")
         return cls(id=body["id"], content=body["content"], status=body["status"], source=body["source"],
-                   date=date if isinstance(date, str) else "")
+                   date=date if isinstance(date, str) else "", rule=rule if isinstance(rule, str) else "")
 
     @property
     def active(self) -> bool:
@@ -274,16 +276,17 @@ class Score:
         return {
             "id": c.id, "part": c.part, "domain": c.domain, "user": c.user,
             "expect": len(c.expect), "expect_found": self.expect_found, "missed": [list(i.parts) for i in self.missed],
-            "forbidden_hits": [{"item": list(i.parts), "memory": m.content} for i, m in self.forbidden_hits],
-            "created": self.created, "junk": [m.content for m in self.junk],
+            "forbidden_hits": [{"item": list(i.parts), "memory": m.content, "rule": m.rule}
+                               for i, m in self.forbidden_hits],
+            "created": self.created, "junk": [m.content for m in self.junk], "junk_rules": [m.rule for m in self.junk],
             "junk_by_any_match": self.junk_by_any_match,
             "superseded": len(c.superseded), "superseded_ok": self.superseded_ok,
             "supersede_failures": [{"item": list(i.parts), "why": why} for i, why in self.supersede_failures],
-            "wrongly_superseded": [{"item": list(i.parts), "memory": m.content, "status": m.status}
+            "wrongly_superseded": [{"item": list(i.parts), "memory": m.content, "status": m.status, "rule": m.rule}
                                    for i, m in self.wrongly_superseded],
             "forgotten": len(c.forgotten), "forgotten_ok": self.forgotten_ok,
             "forget_failures": [{"item": list(i.parts), "why": why} for i, why in self.forget_failures],
-            "memories": [{"content": m.content, "status": m.status, "source": m.source, "date": m.date}
+            "memories": [{"content": m.content, "status": m.status, "source": m.source, "date": m.date, "rule": m.rule}
                          for m in self.memories],
         }
 

@@ -320,14 +320,15 @@ def test_assistant_outcomes_are_episodes_naming_the_user():
     )
     outcomes = [candidate for candidate in candidates if candidate.memory_type == "episode"]
 
+    # The ticket is the identifier memory; its filing would say it twice.
     assert contents(outcomes) == [
-        "The assistant opened ticket #4521 for the user",
         "Support refunded €35.20 to the user's original payment method",
         "The user's replacement was shipped this morning (2025-03-03)",
     ]
-    assert [outcome.metadata["kind"] for outcome in outcomes] == ["ticket", "refund", "replacement"]
-    assert outcomes[1].metadata["amounts"] == ["€35.20"]
-    assert [outcome.source_seqs for outcome in outcomes] == [[1], [2], [3]]
+    assert [outcome.metadata["kind"] for outcome in outcomes] == ["refund", "replacement"]
+    assert outcomes[0].metadata["amounts"] == ["€35.20"]
+    assert [outcome.source_seqs for outcome in outcomes] == [[2], [3]]
+    assert by_subject(candidates, "identifier:ticket:4521").source_seqs == [1]
 
 
 def test_resolution_line_keeps_the_amount_verbatim():

@@ -850,3 +850,19 @@ def test_a_serial_in_groups_is_kept_whole():
 
 def test_the_agent_removing_someone_named_only_before_stores_nothing():
     assert extract("Understood, I've removed him from your account.", role="assistant") == []
+
+
+@pytest.mark.parametrize("text", [
+    "I've emailed you a returns label.",
+    "I've sent you a password reset link.",
+    "I've opened RMA-552901 for the two mugs.",
+])
+def test_paperwork_sent_and_tickets_opened_are_no_episodes(text):
+    assert [c for c in extract(text, role="assistant") if c.memory_type == "episode"] == []
+
+
+def test_a_replacement_sent_is_an_episode():
+    [episode] = [c for c in extract("I've sent a replacement Galaxy S24 to your billing address.", role="assistant")
+                 if c.memory_type == "episode"]
+
+    assert episode.content == "The assistant sent a replacement Galaxy S24 to the user's billing address"

@@ -14,6 +14,7 @@ from apps.extraction.extractors.rules.addresses import address_value, addresses
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contact_preferences
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
+from apps.extraction.extractors.rules.identifiers import identifiers
 from apps.extraction.extractors.rules.people import people
 from apps.extraction.extractors.rules.person import rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.subjects import address_subject, email_subject, phone_subject
@@ -48,6 +49,18 @@ _DONE = ("opened|created|filed|raised|logged|submitted|escalated|issued|processe
          "|updated|changed|reactivated|unlocked|upgraded|downgraded|waived|reversed|removed|added|approved|replaced"
          "|resolved|closed|confirmed|requested|generated|emailed|mailed|posted|reissued|restored|extended"
          "|authori[sz]ed|activated|deactivated|paid|completed|set\\s+up|sent\\s+out|moved|transferred|renewed")
+# Sending the customer something to act on now (a label, a link, a code) is part of this conversation, not a fact
+# for later; a replacement, a refund or a new card sent is (it has an amount or is not paperwork).
+_PASSING_PAPERWORK = re.compile(
+    r"^(?:sent|emailed|mailed|texted|resent|re-sent|forwarded|generated|posted|sent\s+out)\s+(?:you\s+|it\s+to\s+you\s+)?"
+    r"(?:(?:a|an|the|your|another|new|fresh|prepaid|free|printable|one-time|secure|confirmation)\s+){0,3}"
+    r"(?:return(?:s)?\s+label|label|(?:reset\s+|password\s+reset\s+|payment\s+|verification\s+|download\s+)?links?"
+    r"|(?:one-time\s+|verification\s+|security\s+|qr\s+)?codes?|confirmation(?:\s+email)?|copy|form|instructions"
+    r"|details|email|message|summary|reminder)\b(?!.*\d{3})",
+    re.I,
+)
+# Opening a ticket or an RMA says no more than the identifier memory does; escalating or logging a complaint does.
+_FILING = frozenset("opened created generated".split())
 # Verbs that put the customer in a calendar: with a date they matter on their own ("I've booked you in for Tuesday").
 _SCHEDULING = frozenset("arranged scheduled rescheduled booked moved confirmed".split())
 _ACTOR_DID = re.compile(
@@ -280,6 +293,10 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         if _NOT_DONE.search(match.group("adv")) or not (
                 _SUPPORT_NOUNS.search(text) or _AMOUNT.search(text) or scheduled):
             return []
+        if _PASSING_PAPERWORK.match(f"{verb}{match.group('rest')}"):
+            return []  # "I've emailed you a returns label": done with the conversation, nothing to recall later
+        if verb in _FILING and not _AMOUNT.search(text) and not scheduled and identifiers(text, ctx):
+            return []  # "I've opened ticket TCK-558203": the ticket is kept as an identifier, the filing says no more
         actor = "The assistant" if match.group("actor").lower() == "i" else "Support"
         adverbs = re.sub(r"\s+(?:gone|went)\s+ahead\s+and", "", match.group("adv"))
         # Rewritten after the verb, so "you" reads as its object ("booked you in"), not a new subject.
