@@ -396,3 +396,21 @@ def test_a_contact_taken_off_the_account_goes_and_a_similar_name_stays(tenant_a)
 
     assert not active("Alex Moreau")
     assert active("Alexandra Petit")
+
+
+def test_a_number_given_for_today_does_not_retire_the_mobile(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My mobile is 07700 900 318.")
+
+    chat.say("I'm at the office all day, call me on 0113 496 0721.", session="chat-2")
+
+    assert active("07700 900 318") and active("0113 496 0721")
+
+
+def test_a_number_said_to_be_new_replaces_the_mobile(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My mobile is 07700 900 318.")
+
+    chat.say("I have a new number now, call me on 07700 900 999.", session="chat-2")
+
+    assert active("07700 900 999") and not active("07700 900 318")

@@ -82,6 +82,7 @@ _PAST_WORDS = frozenset("old previous former".split())
 _PHONE_LABELS = {None: "phone number", "mobile": "mobile number", "work": "work phone number",
                  "home": "home phone number", "whatsapp": "WhatsApp number", "fax": "fax number",
                  "other": "other phone number"}
+_CHANGED = re.compile(r"\b(?:new|now|changed|change|updated?|instead|no\s+longer|any\s?more|replaced?|switched)\b", re.I)
 _OWN_WORD_LABELS = {"office": "office phone number", "landline": "landline number", "direct": "direct line"}
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CALL_ME = re.compile(rf"\b{_REACH_ME}\b", re.I)
@@ -198,9 +199,12 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
         place = (match.group("place") or "").split()[-1:]  # "call me at home on ..."
         kind = next((_PHONE_KINDS[word] for word in [*quals, noun, *place] if word in _PHONE_KINDS), None)
         label = _phone_label(kind or ("mobile" if noun.startswith(("mobile", "cell")) else None), [*quals, noun, *place])
+        metadata = {"pii": True, "value": number, "kind": kind or "mobile"}
+        if not kind and noun in ("", "number", "line") and not _CHANGED.search(ctx.sentence or text):
+            metadata["unqualified"] = True  # "call me on ...": maybe the mobile, maybe just where they are today
         found.append(ctx.candidate(f"{ctx.person.possessive} {label} is {number}", confidence=0.9,
                                    rule="contact.phone", subject=phone_subject(kind), tags=("pii", "contact"),
-                                   metadata={"pii": True, "value": number, "kind": kind or "mobile"}))
+                                   metadata=metadata))
     return found
 
 

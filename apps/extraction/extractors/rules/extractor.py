@@ -13,6 +13,7 @@ from apps.extraction.extractors.base import (
     ExistingMemory,
     covers,
 )
+from apps.extraction.extractors.rules import subjects
 from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contacts
@@ -118,6 +119,7 @@ class RulesExtractor:
         _add_resolved_dates(candidates)
         candidates = _without_mentions_of_own_emails(_merge_duplicates(apply_corrections(candidates, existing)))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
+        candidates = _another_number_is_not_a_change(candidates, existing)
         return _honour_forgets(_pin_retractions(candidates, existing), existing)
 
     def _kept_statements(self, found: list[Candidate | PendingStatement]) -> list[Candidate]:
@@ -403,6 +405,22 @@ def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory])
             continue  # stated, then asked to be forgotten in the same batch
         kept.append(candidate)
     return kept
+
+
+def _another_number_is_not_a_change(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
+    """"My mobile is 07700 900 318" and later "call me on 0113 496 0721 today": a number given without saying what
+    kind it is, or that it changed, is another number of the user's, not a new mobile that retires the one on file."""
+    held = {memory.content.rsplit(" is ", 1)[-1] for memory in existing if memory.subject == subjects.PHONE}
+    for candidate in candidates:
+        value = str(candidate.metadata.get("value") or "")
+        if candidate.subject != subjects.PHONE or candidate.action != "add":
+            continue
+        if candidate.metadata.pop("unqualified", False) and held and value not in held:
+            candidate.subject = subjects.phone_subject("other")
+            candidate.content = candidate.content.replace(" phone number is ", " other phone number is ")
+            candidate.metadata["kind"] = "other"
+        held.add(value)
+    return candidates
 
 
 def _replaced_not_retracted(candidates: list[Candidate]) -> list[Candidate]:
