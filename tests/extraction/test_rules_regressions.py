@@ -414,3 +414,21 @@ def test_a_number_said_to_be_new_replaces_the_mobile(tenant_a):
     chat.say("I have a new number now, call me on 07700 900 999.", session="chat-2")
 
     assert active("07700 900 999") and not active("07700 900 318")
+
+
+def test_an_address_given_in_passing_does_not_retire_the_email_on_file(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My email is ines@example.com.")
+
+    chat.say("It's finance@acme.example for the invoices.", session="chat-2")
+
+    assert active("ines@example.com") and active("finance@acme.example")
+
+
+def test_an_email_said_to_be_new_replaces_the_one_on_file(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My email is ines@example.com.")
+
+    chat.say("My email is ines.r@newmail.example now.", session="chat-2")
+
+    assert active("ines.r@newmail.example") and not active("ines@example.com")

@@ -36,6 +36,7 @@ _REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+you|please)\b", re.I)
 
 _OWN_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}e-?mail\b|\be-?mail\s+me\b|\b(?:reach|contact)\s+me\b|\bit's\b"
                         r"|^e-?mail\b|\bwrite\s+(?:to\s+)?me\b", re.I)
+_MY_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}e-?mail\b", re.I)
 # "... or in the work j.almeida@lusacargo.pt": the kind said just before an address without the word "email".
 _KIND_BEFORE = re.compile(r"\b(?P<kind>work|office|business|company|school|university|uni|personal|private|home)\b"
                           r"[^@,;]{0,12}$", re.I)
@@ -144,9 +145,12 @@ def _emails(text: str, ctx: RuleContext) -> list[Candidate]:
             continue  # "my old email was ..."
         kind = next((_EMAIL_KINDS[word] for word in quals if word in _EMAIL_KINDS), None)
         if _OWN_EMAIL.search(text) or text.strip(" .") == email or _named_after(email, person.known):
+            metadata = {"pii": True, "value": email, "kind": kind or "personal"}
+            if not (kind or _MY_EMAIL.search(text) or _CHANGED.search(ctx.sentence or text)):
+                metadata["unqualified"] = True  # "it's jo@x.com for the invoices": theirs, but not said to replace
             found.append(ctx.candidate(f"{person.possessive} {_EMAIL_LABELS[kind]} is {email}", confidence=0.95,
                                        rule="contact.email", subject=email_subject(kind), tags=("pii", "contact"),
-                                       metadata={"pii": True, "value": email, "kind": kind or "personal"}))
+                                       metadata=metadata))
         else:  # "send the receipt to finance@acme.com": maybe not theirs, so it must not replace their address
             found.append(ctx.candidate(person.sentence(f"gave the email address {email}"), confidence=0.6,
                                        rule="contact.email_mentioned", tags=("pii", "contact"),
