@@ -866,3 +866,27 @@ def test_a_replacement_sent_is_an_episode():
                  if c.memory_type == "episode"]
 
     assert episode.content == "The assistant sent a replacement Galaxy S24 to the user's billing address"
+
+
+def test_a_staff_member_named_with_is_is_a_contact_holding_their_email():
+    candidates = extract("Our buyer is Sam Okafor, sam.okafor@brewhaus.example.")
+
+    assert [(c.subject, c.content) for c in candidates] == [
+        ("contact:buyer:sam okafor", "The user's buyer is Sam Okafor (sam.okafor@brewhaus.example)")]
+
+
+def test_the_place_before_an_address_is_not_part_of_it():
+    assert one(extract("Please deliver to our warehouse at Unit 4, Riverside Park, Leeds LS10 1AB."),
+               "address:shipping").metadata["value"] == "Unit 4, Riverside Park, Leeds LS10 1AB"
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("The lease ends on 30 June.", "The user's lease ends on 30 June (2026-06-30)"),
+    ("The contract renews on 1 April.", "The user's contract renews on 1 April (2026-04-01)"),
+])
+def test_the_customers_own_dated_thing_said_with_the_is_theirs(text, content):
+    assert [c.content for c in extract(text)] == [content]
+
+
+def test_a_dated_thing_that_is_not_an_account_thing_is_not_theirs():
+    assert extract("The meeting ends on Friday.") == []

@@ -110,7 +110,12 @@ def address_value(raw: str) -> str | None:
         if token.endswith((";", "!", "?")) or len(words) >= MAX_ADDRESS_WORDS:
             break
     value = _OWNER.sub("", " ".join(words)).strip(" ,.;:!?-")
+    value = _PLACE_AT.sub("", value)  # "warehouse at Unit 4, Riverside Park": the address is after "at"
     return value if _looks_like_address(value) else None
+
+
+_PLACE_AT = re.compile(r"^(?:(?:our|my|the)\s+)?(?:warehouse|office|shop|store|depot|site|premises|restaurant|caf[eé]"
+                       r"|studio|factory|yard|branch|kitchen|clinic|salon|practice)\s+(?:at|on)\s+(?=\S)", re.I)
 
 
 def _looks_like_address(value: str) -> bool:

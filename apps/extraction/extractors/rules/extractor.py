@@ -350,10 +350,13 @@ def _merge_duplicates(candidates: list[Candidate]) -> list[Candidate]:
 
 
 def _without_mentions_of_own_emails(candidates: list[Candidate]) -> list[Candidate]:
-    """"The user gave the email address X" says nothing more once the batch says X is the user's own ("What's your
-    email?" / "Fatima El Amrani, fz@example.nl")."""
+    """"The user gave the email address X" says nothing more once the batch says whose X is: the user's own ("What's
+    your email?" / "Fatima El Amrani, fz@example.nl") or a contact's ("Our buyer is Sam Okafor, sam@example.com")."""
     own = {str(candidate.metadata["value"]).casefold() for candidate in candidates
            if candidate.action == "add" and candidate.metadata["rule"] == "contact.email"}
+    own |= {str(candidate.metadata["email"]).casefold() for candidate in candidates
+            if candidate.action == "add" and (candidate.subject or "").startswith("contact:")
+            and candidate.metadata.get("email")}
     return [candidate for candidate in candidates if not (
         candidate.metadata["rule"] == "contact.email_mentioned" and any(email in candidate.content.casefold()
                                                                         for email in own))]

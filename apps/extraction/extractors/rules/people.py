@@ -114,10 +114,12 @@ _NAMED_IN_PASSING_LOWER = re.compile(
     _OUR_RELATION + r"(?P<name>[^\W\d_][\w'-]*)(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|who|is|has|was|will|can|needs?|wants?)\b)",
     re.I,
 )
-# "our head chef Ana Lopes", "my finance director, Dr. Sam Ito": someone who works with or for the user.
+# "our head chef Ana Lopes", "my finance director, Dr. Sam Ito", "our buyer is Sam Okafor": someone who works with or
+# for the user.
 _STAFF_HEADS = "|".join(sorted((re.escape(word) for word in lexicon.JOB_HEADS), key=len, reverse=True))
 _STAFF_NAMED = re.compile(
-    rf"\b(?:my|our)\s+(?P<relation>(?-i:[a-z-]+\s+){{0,2}}?(?:{_STAFF_HEADS}))(?!'s)\b(?:,\s*|\s+)(?:{_TITLE})?"
+    rf"\b(?:my|our)\s+(?P<relation>(?-i:[a-z-]+\s+){{0,2}}?(?:{_STAFF_HEADS}))(?!'s)\b(?:,\s*|\s+(?:is|'s)\s+|\s+)"
+    rf"(?:{_TITLE})?"
     + _CAPITALISED_NAME,
     re.I,
 )

@@ -20,8 +20,13 @@ _PLAN_WILL = re.compile(r"^I(?:'ll|\s+will|'m\s+going\s+to|\s+am\s+going\s+to|'m
                         r"(?P<neg>\s+not|n't)?\b", re.I)
 _PLAN_HAVE = re.compile(r"^I(?:\s+have|'ve\s+got|\s+have\s+got|\s+got)\s+(?:a|an|my|the|another|two|\d+)"
                         r"\s+(?P<rest>.+)$", re.I)
-_PLAN_MY = re.compile(r"^(?:my|our)\s+(?P<thing>(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|'s|was|were|will\s+be"
-                      r"|has\s+been|got|starts|begins|ends)(?P<neg>\s+not|n't)?\b", re.I)
+_PLAN_MY = re.compile(r"^(?:my|our|(?P<the>the))\s+(?P<thing>(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|'s|was|were"
+                      r"|will\s+be|has\s+been|got|starts|begins|ends|expires|renews|runs\s+out|finishes)"
+                      r"(?P<neg>\s+not|n't)?\b", re.I)
+# "the lease ends on 30 June": in the customer's words, "the" lease is theirs when it is a thing an account holds.
+_THEIR_THINGS = frozenset("policy contract subscription plan membership lease tenancy booking reservation flight cruise "
+                          "trip cover warranty trial term loan mortgage insurance renewal appointment visit installation "
+                          "fix deal".split())
 _ADDRESSES_ASSISTANT = re.compile(r"\byou(?:r|rs)?\b", re.I)
 _VAGUE_OBJECT = re.compile(r"\b(?:it|that|this|them|those|these)\b", re.I)
 _PLAN_STATES = frozenset("off away out on in at due scheduled booked busy unavailable back visiting going".split())
@@ -48,8 +53,12 @@ def _plans(ctx: RuleContext, text: str) -> list[Candidate]:
         confidence = 0.75 if any(word.rstrip("s") in lexicon.EVENT_NOUNS for word in head_words) else 0.0
     elif match := _PLAN_MY.match(statement):
         thing = match.group("thing").lower().split()
-        if not match.group("neg") and not _MY_THINGS_ELSEWHERE.intersection(thing):
+        theirs = not match.group("the") or thing[-1] in _THEIR_THINGS
+        if theirs and not match.group("neg") and not _MY_THINGS_ELSEWHERE.intersection(thing):
             confidence = 0.75
+            if match.group("the"):  # "the lease ends ..." -> "The user's lease ends ..."
+                start = text.find(statement) + match.start("the")
+                text = f"{text[:start]}my{text[start + 3:]}"
     if not confidence:
         return []
     dates = [mention for mention in find_dates(text, ctx.reference) if not mention.past]
