@@ -890,3 +890,17 @@ def test_the_customers_own_dated_thing_said_with_the_is_theirs(text, content):
 
 def test_a_dated_thing_that_is_not_an_account_thing_is_not_theirs():
     assert extract("The meeting ends on Friday.") == []
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Deliveries must arrive before 7am, the loading bay closes at 9.", "The user takes deliveries before 7am"),
+    ("Please only deliver on weekdays.", "The user takes deliveries on weekdays"),
+    ("Deliveries can't come before 8am.", "The user cannot take deliveries before 8am"),
+])
+def test_when_deliveries_can_come_is_one_preference(text, content):
+    assert one(extract(text), "preference:delivery_time").content == content
+
+
+@pytest.mark.parametrize("text", ["The order must be paid before shipping.", "Can deliveries come before 7am?"])
+def test_other_musts_about_orders_are_no_delivery_time(text):
+    assert [c for c in extract(text) if c.subject == "preference:delivery_time"] == []

@@ -38,7 +38,31 @@ def support_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     if clause.uncertain and not _POLITE_WISH.match(text) and _HYPOTHETICAL.search(_TRAILING_CONDITION.sub("", text)):
         return []
     return (people(text, ctx, question=clause.question) or addresses(text, ctx, question=clause.question)
-            or contact_preferences(clause, ctx))
+            or contact_preferences(clause, ctx) or ([] if clause.question else delivery_time(text, ctx)))
+
+
+# "Deliveries must arrive before 7am", "please only deliver on weekdays": when the customer can take deliveries.
+_DELIVERY_TIME = re.compile(
+    r"^(?:(?:all|our|my|the|any)\s+)?(?:deliveries|delivery|parcels?|orders?|drops?|drop-offs?|collections?)\s+"
+    r"(?:must|should|need\s+to|needs\s+to|have\s+to|has\s+to|can\s+only|can't|cannot|can\s+not)\s+"
+    r"(?:(?:arrive|come|be\s+(?:made|delivered|dropped\s+off|collected))\s+)?(?P<when>(?:before|after|between|by|on|from"
+    r"|in\s+the|outside)\b[^,;]+)"
+    r"|^(?:please\s+)?(?:only\s+)?deliver\s+(?:only\s+)?(?P<when2>(?:before|after|between|on|from|in\s+the)\b[^,;]+)",
+    re.I,
+)
+
+
+def delivery_time(text: str, ctx: RuleContext) -> list[Candidate]:
+    match = _DELIVERY_TIME.match(text)
+    if not match:
+        return []
+    when = (match.group("when") or match.group("when2")).strip(" .")
+    negative = bool(re.search(r"\b(?:can't|cannot|can\s+not)\b", text[:match.start("when") if match.group("when")
+                                                                        else 0], re.I))
+    content = ctx.person.sentence(f"{'cannot take' if negative else 'takes'} deliveries {when}")
+    return [ctx.candidate(content, memory_type="preference", confidence=0.8, rule="preference.delivery_time",
+                          subject="preference:delivery_time", tags=("preference", "delivery"),
+                          metadata={"value": when, "sentiment": "negative" if negative else "positive"})]
 
 
 # --- Outcomes: what support did ------------------------------------------------------------------------
