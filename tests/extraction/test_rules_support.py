@@ -904,3 +904,18 @@ def test_when_deliveries_can_come_is_one_preference(text, content):
 @pytest.mark.parametrize("text", ["The order must be paid before shipping.", "Can deliveries come before 7am?"])
 def test_other_musts_about_orders_are_no_delivery_time(text):
     assert [c for c in extract(text) if c.subject == "preference:delivery_time"] == []
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [
+    ("I've set your language preference to Welsh.", "preference:language", "Welsh"),
+    ("I've set your home airport to Bristol.", "setting:home airport", "Bristol"),
+])
+def test_a_setting_the_agent_set_is_the_customers(text, subject, value):
+    assert one(extract(text, role="assistant"), subject).metadata["value"] == value
+
+
+def test_a_first_language_said_beside_a_wish_is_kept_too():
+    candidates = extract("and if possible write me in simple English, Korean is my first language")
+
+    assert one(candidates, "preference:language").metadata["value"] == "English"
+    assert one(candidates, "native_language").metadata["value"] == "Korean"

@@ -483,6 +483,7 @@ _MARITAL = re.compile(rf"^I{_AM}(?:\s+(?:happily|recently|newly|now))?\s+(?P<sta
                       r"|widowed)(?:\s+(?:to|with)\s+.+)?$", re.I)
 _TIMEZONE = re.compile(r"^(?:my\s+time\s*zone\s+is\s+(?P<tz>.+)|I(?:'m|\s+am)\s+(?:in|on)\s+(?:the\s+)?(?P<tz2>[\w/+-]+"
                        r"(?:\s+[A-Za-z]+)?)\s+time\s*zone)$", re.I)
+_NATIVE_IN_PASSING = re.compile(r",\s*(?P<lang>[A-Za-z]+)\s+is\s+my\s+(?:first|native|mother)\s+(?:language|tongue)\b", re.I)
 _PRONOUNS = re.compile(r"^my\s+pronouns\s+are\s+(?P<value>[a-z]+/[a-z]+(?:/[a-z]+)?)$", re.I)
 _LIST_STOPS = frozenset("because since but though although when if unless so which especially except".split())
 
@@ -538,6 +539,12 @@ def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
     if (match := _NATIVE.match(text)) and (lang := match.group("lang") or match.group("lang2")).lower() in \
             lexicon.LANGUAGES:
         return fact("native_language", "identity.native_language", tags=("identity", "language"), value=lang)
+    if (match := _LANGUAGE_WISH.search(text)) and (native := _NATIVE_IN_PASSING.search(text)) and (
+            native.group("lang").lower() in lexicon.LANGUAGES):  # "write me in simple English, Korean is my first language"
+        return _attributes(ctx, text[:native.start()].rstrip(" ,")) + fact(
+            "native_language", "identity.native_language", tags=("identity", "language"),
+            content=person.sentence(f"speaks {native.group('lang').capitalize()} as their first language"),
+            value=native.group("lang").capitalize())
     if (match := _LANGUAGE_WISH.search(text)) and (
             lang := match.group("lang") or match.group("lang2") or match.group("lang3")).lower() in lexicon.LANGUAGES:
         said = f"{match.group('plain').lower()} {lang.capitalize()}" if match.group("plain") else lang.capitalize()

@@ -10,6 +10,7 @@ import re
 from datetime import date
 
 from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.addresses import address_value, addresses
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contact_preferences
 from apps.extraction.extractors.rules.context import RuleContext
@@ -193,7 +194,7 @@ _NOT_BOOKINGS = frozenset("it this that which what who there here one".split())
 # to PDF attachments". A plan the customer is put on takes the "plan" subject, so it replaces the old one; a setting
 # takes its own.
 _PRODUCT = r"(?-i:[A-Z][\w+&.'-]*)(?:\s+(?-i:[A-Z0-9][\w+&.'-]*)){0,3}"
-_CHANGE_VERBS = r"(?:upgraded|downgraded|moved|switched|changed)"  # not "transferred": a call is transferred too
+_CHANGE_VERBS = r"(?:upgraded|downgraded|moved|switched|changed|set|updated)"  # not "transferred": a call is transferred too
 _CONFIRMED_CHANGE = re.compile(
     rf"^(?:I(?:'ve|\s+have)\s+(?:now\s+|also\s+|just\s+)?{_CHANGE_VERBS}\s+(?:you|your\s+(?P<what>[\w-]+(?:\s+[\w-]+)?))"
     rf"|{_CHANGE_VERBS}|you(?:'ll|\s+will)\s+(?:move|switch|be\s+moved|be\s+switched|go))\s+(?:over\s+)?(?:to|onto)\s+"
@@ -223,6 +224,12 @@ def confirmed_change(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         value = match.group("value").strip()
         rest = rewrite_second_person(match.group("rest") or "", person)
         what = match.group("what")
+        if what and "language" in what.lower() and value.lower() in lexicon.LANGUAGES:
+            # "I've set your language preference to Welsh": the language they asked for, however they put it
+            return [ctx.candidate(person.sentence(f"prefers to communicate in {value.capitalize()}"),
+                                  memory_type="preference", confidence=0.8, rule="support.change.language",
+                                  subject="preference:language", tags=("preference", "language"),
+                                  metadata={"value": value.capitalize(), "restated_by_agent": True})]
         if what and _OWNED_ELSEWHERE.intersection(what.lower().split()):
             return []  # contact details and preferences: the customer's own words, read by their rules
         if what:
