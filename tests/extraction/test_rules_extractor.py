@@ -732,3 +732,22 @@ def test_a_habit_about_a_thing_it_names_itself_is_kept():
     [candidate] = extract("I always book the window seat")
 
     assert candidate.subject == "preference:book the window seat"
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("PDF invoices only please, they won't process paper.", "preference:format:invoice",
+     "The user wants invoices as PDF"),
+    ("Please send confirmations as plain-text email, my screen reader struggles with the fancy ones.",
+     "preference:format:confirmation", "The user wants confirmations as plain-text email"),
+    ("e-statements only please", "preference:format:statement", "The user wants e-statements only"),
+    ("please send my invoices as PDF attachments only", "preference:format:invoice",
+     "The user wants invoices as PDF attachments only"),
+])
+def test_the_form_a_kind_of_document_should_take_is_one_preference(text, subject, content):
+    [candidate] = extract(text)
+
+    assert (candidate.subject, candidate.content) == (subject, content)
+
+
+def test_sending_a_document_somewhere_is_no_format_preference():
+    assert [c for c in extract("Please send the invoice to accounts@x.example") if c.subject] == []

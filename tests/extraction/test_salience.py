@@ -241,8 +241,6 @@ def test_a_statement_no_rule_names_is_kept_without_a_subject():
     ("I work nights and need texts", "The user works nights and needs texts", "fact"),
     ("mornings are much better for me", "Mornings are much better for the user", "preference"),
     ("Our choir rehearses every Tuesday evening", "The user's choir rehearses every Tuesday evening", "fact"),
-    ("please send my invoices as PDF attachments only",
-     "The user asked support to send their invoices as PDF attachments only", "preference"),
 ])
 def test_statements_are_rewritten_in_the_third_person(text, content, memory_type):
     [candidate] = _candidates(text)

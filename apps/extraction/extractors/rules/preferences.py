@@ -137,4 +137,43 @@ def _present_tense(verb: str) -> bool:
     return not (is_past_participle(verb) or verb in IRREGULAR_PAST or verb in ("been", "ever"))
 
 
-PREFERENCE_RULES = (_preferences,)
+# "PDF invoices only please", "send confirmations as plain-text email", "statements in large print": the form in which
+# the customer wants a kind of document, one preference per kind of document.
+_DOCUMENTS = (r"invoices?|receipts?|statements?|confirmations?|bills?|letters?|documents?|updates?|reports?"
+              r"|newsletters?|alerts?|notifications?|reminders?|correspondence|paperwork|post")
+_FORMATS = (r"pdfs?|paper|plain[- ]text(?:\s+e-?mails?)?|large[- ]print|braille|audio|e-?statements?|electronic(?:ally)?"
+            r"|printed|html|paperless|digital|online|by\s+post|by\s+e-?mail|e-?mail|word|excel|csv")
+_DOCUMENT_FORMAT = re.compile(
+    rf"^(?:please\s+)?(?:(?:only|always)\s+)?(?:send|e-?mail|give|post|mail|issue|do)\s+(?:me\s+|us\s+)?(?:the\s+|my\s+|our"
+    rf"\s+|all\s+|any\s+|future\s+)?(?P<what>{_DOCUMENTS})\s+(?:only\s+)?(?:as|in)\s+(?:an?\s+)?(?P<format>{_FORMATS})\b"
+    rf"|^(?:(?:only|just)\s+)?(?P<format2>{_FORMATS})\s+(?P<what2>{_DOCUMENTS})\s+only\b"
+    rf"|^(?:I|we)\s+(?:need|want|prefer|'d\s+like|would\s+like)\s+(?:the\s+|my\s+|our\s+|all\s+)?(?P<what3>{_DOCUMENTS})"
+    rf"\s+(?:as|in)\s+(?:an?\s+)?(?P<format3>{_FORMATS})\b"
+    r"|^(?:(?:only|just)\s+)?(?P<format4>e-?statements|e-?bills|paperless\s+billing)\s+only\b",
+    re.I,
+)
+
+
+def _document_format(ctx: RuleContext, text: str) -> list[Candidate]:
+    match = _DOCUMENT_FORMAT.match(text)
+    if not match:
+        return []
+    if said := match.group("format4"):  # "e-statements only please"
+        what, form = ("bills" if "bill" in said.lower() else "statements"), "electronic"
+    else:
+        what = (match.group("what") or match.group("what2") or match.group("what3")).lower()
+        form = " ".join((match.group("format") or match.group("format2") or match.group("format3")).split())
+    kind = what[:-1] if what.endswith("s") and what not in ("correspondence",) else what
+    if said:
+        content = ctx.person.sentence(f"wants {said.lower()} only")
+    else:  # the customer's own words for the form, up to where the sentence moves on ("PDF attachments only")
+        said_form = form
+        if match.group("format"):
+            said_form = re.split(r"[,;]|\s+(?:because|since|as|so|but|please|thanks)\b", text[match.start("format"):])[0]
+        content = ctx.person.sentence(f"wants {what} {'' if form.lower().startswith('by') else 'as '}{said_form}")
+    return [ctx.candidate(content, memory_type="preference", confidence=0.8, rule="preference.document_format",
+                          subject=f"preference:format:{kind}", tags=("preference", "format"),
+                          metadata={"value": form, "documents": what})]
+
+
+PREFERENCE_RULES = (_document_format, _preferences)
