@@ -742,6 +742,9 @@ def test_a_habit_about_a_thing_it_names_itself_is_kept():
     ("e-statements only please", "preference:format:statement", "The user wants e-statements only"),
     ("please send my invoices as PDF attachments only", "preference:format:invoice",
      "The user wants invoices as PDF attachments only"),
+    ("I'd like the statements in large print.", "preference:format:statement", "The user wants statements in large print"),
+    ("I'd like the alerts weekly not daily, my inbox is a disaster.", "preference:frequency:alert",
+     "The user wants alerts weekly"),
 ])
 def test_the_form_a_kind_of_document_should_take_is_one_preference(text, subject, content):
     [candidate] = extract(text)
@@ -751,3 +754,8 @@ def test_the_form_a_kind_of_document_should_take_is_one_preference(text, subject
 
 def test_sending_a_document_somewhere_is_no_format_preference():
     assert [c for c in extract("Please send the invoice to accounts@x.example") if c.subject] == []
+
+
+@pytest.mark.parametrize("text", ["I'd like to visit Japan someday", "If I move, I'd like the statements in large print"])
+def test_a_wish_that_is_no_standing_preference_gives_nothing(text):
+    assert extract(text) == []

@@ -50,9 +50,11 @@ from apps.extraction.extractors.rules.support import (
 from apps.extraction.extractors.rules.text import (
     MAX_CLAUSE_CHARS,
     Clause,
+    conditional_sentence,
     normalise_text,
     split_clauses,
     split_sentences,
+    uncertain_in_itself,
 )
 from apps.extraction.salience.scorer import SalienceScorer, get_scorer
 from apps.memories.normalise import normalise_content
@@ -61,6 +63,8 @@ AGENT_ROLES = ("assistant", "system", "tool")
 AGENT_RESTATEMENT_FACTOR = 0.85
 # Tried in order on each user clause; the first that recognises the clause wins.
 USER_FACT_RULES = IDENTITY_RULES + BUSINESS_RULES + PLAN_RULES + PREFERENCE_RULES
+_STANDING_WISH = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:like|prefer|rather)\s+(?=(?:the|my|our|all|any"
+                            r"|it|them|to\s+(?:get|have|receive))\b)", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*\u2022>]+|\d{1,2}[.)])\s+")
 
 
@@ -290,7 +294,17 @@ def _clause_facts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     reaching = support_clause(clause, ctx)  # contacts, addresses, contact preferences: before the general rules
     if reaching:
         return reaching + incidental
-    if clause.question or clause.uncertain:
+    if clause.question:
+        return incidental
+    if clause.uncertain:
+        # "I'd like the alerts weekly, not daily": a wish about how they are served is a preference; any other
+        # conditional or wishful clause states nothing
+        if not _STANDING_WISH.match(clause.text) or uncertain_in_itself(_STANDING_WISH.sub("", clause.text)) or (
+                conditional_sentence(ctx.sentence)):
+            return incidental
+        for rule in PREFERENCE_RULES:
+            if stated := rule(ctx, clause.text):
+                return stated + incidental
         return incidental
     for rule in USER_FACT_RULES:
         stated = rule(ctx, clause.text)

@@ -147,14 +147,32 @@ _DOCUMENT_FORMAT = re.compile(
     rf"^(?:please\s+)?(?:(?:only|always)\s+)?(?:send|e-?mail|give|post|mail|issue|do)\s+(?:me\s+|us\s+)?(?:the\s+|my\s+|our"
     rf"\s+|all\s+|any\s+|future\s+)?(?P<what>{_DOCUMENTS})\s+(?:only\s+)?(?:as|in)\s+(?:an?\s+)?(?P<format>{_FORMATS})\b"
     rf"|^(?:(?:only|just)\s+)?(?P<format2>{_FORMATS})\s+(?P<what2>{_DOCUMENTS})\s+only\b"
-    rf"|^(?:I|we)\s+(?:need|want|prefer|'d\s+like|would\s+like)\s+(?:the\s+|my\s+|our\s+|all\s+)?(?P<what3>{_DOCUMENTS})"
+    rf"|^(?:I|we)(?:\s+(?:need|want|prefer|would\s+like|would\s+prefer)|'d\s+(?:like|prefer))\s+(?:the\s+|my\s+|our\s+|all\s+)?"
+    rf"(?P<what3>{_DOCUMENTS})"
     rf"\s+(?:as|in)\s+(?:an?\s+)?(?P<format3>{_FORMATS})\b"
     r"|^(?:(?:only|just)\s+)?(?P<format4>e-?statements|e-?bills|paperless\s+billing)\s+only\b",
     re.I,
 )
 
 
+# "I'd like the alerts weekly, not daily": how often the customer wants a kind of message.
+_DOCUMENT_FREQUENCY = re.compile(
+    rf"^(?:I(?:'d|\s+would)\s+(?:like|prefer)|I\s+want|(?:please\s+)?(?:only\s+)?send(?:\s+me)?)\s+(?:the\s+|my\s+|our\s+)?"
+    rf"(?P<what>{_DOCUMENTS})\s+(?:only\s+)?(?P<often>daily|weekly|monthly|fortnightly|quarterly|yearly|annually"
+    r"|once\s+a\s+(?:day|week|month|year)|every\s+(?:day|week|month))\b",
+    re.I,
+)
+
+
 def _document_format(ctx: RuleContext, text: str) -> list[Candidate]:
+    if often := _DOCUMENT_FREQUENCY.match(text):
+        what, how_often = often.group("what").lower(), " ".join(often.group("often").lower().split())
+        kind = what[:-1] if what.endswith("s") else what
+        what_said = what if what.endswith(("s", "ence", "work")) or what == "post" else f"the {what}"
+        return [ctx.candidate(ctx.person.sentence(f"wants {what_said} {how_often}"), memory_type="preference",
+                              confidence=0.8, rule="preference.document_frequency",
+                              subject=f"preference:frequency:{kind}", tags=("preference",),
+                              metadata={"value": how_often, "documents": what})]
     match = _DOCUMENT_FORMAT.match(text)
     if not match:
         return []
@@ -170,7 +188,8 @@ def _document_format(ctx: RuleContext, text: str) -> list[Candidate]:
         said_form = form
         if match.group("format"):
             said_form = re.split(r"[,;]|\s+(?:because|since|as|so|but|please|thanks)\b", text[match.start("format"):])[0]
-        content = ctx.person.sentence(f"wants {what} {'' if form.lower().startswith('by') else 'as '}{said_form}")
+        joint = "" if form.lower().startswith("by") else "in " if re.match(r"(?:large|braille)", form, re.I) else "as "
+        content = ctx.person.sentence(f"wants {what} {joint}{said_form}")
     return [ctx.candidate(content, memory_type="preference", confidence=0.8, rule="preference.document_format",
                           subject=f"preference:format:{kind}", tags=("preference", "format"),
                           metadata={"value": form, "documents": what})]

@@ -111,6 +111,11 @@ class Clause:
     hedged: bool  # "I think ...": kept, with less confidence
 
 
+def conditional_sentence(sentence: str) -> bool:
+    """Whether a sentence opens with a condition ("If I move, ..."), which makes every clause of it uncertain."""
+    return bool(_CONDITIONAL_START.match(strip_filler(sentence)))
+
+
 def uncertain_in_itself(text: str) -> bool:
     """Whether a clause is conditional or hypothetical in its own words, not only by the sentence it is in."""
     return bool(_CONDITIONAL_START.match(text) or _UNCERTAIN.search(text))
@@ -136,7 +141,7 @@ def _with_shared_subjects(piece: str) -> list[str]:
 def split_clauses(sentence: str) -> list[Clause]:
     """The clauses of one sentence, each marked question / uncertain / hedged."""
     ends_with_question = sentence.rstrip().endswith("?")
-    conditional = bool(_CONDITIONAL_START.match(strip_filler(sentence)))
+    conditional = conditional_sentence(sentence)
     pieces = [part for piece in _CLAUSE_BREAK.split(sentence) if piece and piece.strip(" ,.!?")
               for part in _with_shared_subjects(strip_filler(piece))]
     clauses = []
