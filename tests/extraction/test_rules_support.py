@@ -919,3 +919,17 @@ def test_a_first_language_said_beside_a_wish_is_kept_too():
 
     assert one(candidates, "preference:language").metadata["value"] == "English"
     assert one(candidates, "native_language").metadata["value"] == "Korean"
+
+
+@pytest.mark.parametrize(("text", "subject", "identifier"), [
+    ("60318877 is my customer number if you need it for anything", "identifier:customer", "60318877"),
+    ("ORD-5512 is my order number", "identifier:order:ORD-5512", "ORD-5512"),
+])
+def test_an_identifier_said_before_what_it_is_is_that_identifier(text, subject, identifier):
+    assert one(extract(text), subject).metadata["identifier"] == identifier
+
+
+def test_the_best_way_to_reach_the_user_with_its_number_is_that_phone():
+    [phone] = phones(extract("best is whatsapp on +353 87 214 5590."))
+
+    assert (phone.subject, phone.content) == ("phone:whatsapp", "The user's WhatsApp number is +353 87 214 5590")

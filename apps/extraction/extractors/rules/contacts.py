@@ -67,10 +67,13 @@ _OWN_PHONE = re.compile(
     rf"|\b(?:call|ring|phone|reach|contact)\s+(?:me|us)\b[^.:;?!]{{0,40}}:\s*(?P<number5>{_PHONE_VALUE})"
     # "I changed my number, it's 07700 900 222 now", "got a new mobile number: ..."
     rf"|\b(?:changed|got|have|switched\s+to)\s+(?:my|a\s+new|a)\s+(?:new\s+)?(?P<noun6>mobile|cell|phone)?\s*(?:number|mobile"
-    rf"|phone)\b[\s,;:-]+(?:(?:it's|it\s+is|the\s+new\s+one\s+is|which\s+is)\s+)?(?:now\s+)?(?P<number6>{_PHONE_VALUE})",
+    rf"|phone)\b[\s,;:-]+(?:(?:it's|it\s+is|the\s+new\s+one\s+is|which\s+is)\s+)?(?:now\s+)?(?P<number6>{_PHONE_VALUE})"
+    # "best is whatsapp on +353 87 214 5590": the best way to reach the user, and the number for it
+    r"|^(?:the\s+)?best\s+(?:is|would\s+be|way\s+is|way\s+to\s+(?:reach|contact)\s+me\s+is)\s+(?:by\s+|on\s+|via\s+)?"
+    rf"(?P<noun7>whatsapp|mobile|cell|phone|text|sms|landline)\s*(?:on|at|:)\s*(?P<number7>{_PHONE_VALUE})",
     re.I,
 )
-_NUMBERS = ("number", "number2", "number3", "number4", "number5", "number6")
+_NUMBERS = ("number", "number2", "number3", "number4", "number5", "number6", "number7")
 # "number is ..." on its own is a phone number where the clause is about calling ("If you must call, number is ...");
 # a word before it names another kind of number ("loyalty number is ...", identifiers.py).
 _CALLING = re.compile(r"\b(?:call|ring|phone|text|reach|contact)\b", re.I)
@@ -93,8 +96,10 @@ _LISTED_PHONE = re.compile(
     r"(?:\s+(?:phone|number|line|no\.?))?\s*(?:is\s+|(?:on|at)\s+|[:=-]\s*)?(?P<number>" + _PHONE_VALUE + ")",
     re.I,
 )
+_CONDITION_TO_COMMA = re.compile(r"^(?:(?:in\s+(?:the\s+)?future|from\s+now\s+on)[\s,]+)?(?:if|when|whenever|in\s+case"
+                                 r"|should)\b[^,]{1,60},\s*", re.I)
 _CONDITION_THEN = re.compile(
-    r"^(?:if|when|whenever|in\s+case|should)\b[^,]*?(?:,\s*|\s+(?=(?:you\s+(?:can|could|may)|feel\s+free|just|please"
+    r"^(?:(?:in\s+(?:the\s+)?future|from\s+now\s+on)[\s,]+)?(?:if|when|whenever|in\s+case|should)\b[^,]*?(?:,\s*|\s+(?=(?:you\s+(?:can|could|may)|feel\s+free|just|please"
     r"|call|ring|text|phone|reach|contact|try|my|our)\b))",
     re.I,
 )
@@ -188,7 +193,9 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
         if not 7 <= digits <= 15 or _ISO_DATE.fullmatch(number):
             continue
         quals = (match.group("quals") or match.group("quals2") or "").lower().split()
-        noun = " ".join((match.group("noun") or match.group("noun2") or "").lower().split())
+        noun = " ".join((match.group("noun") or match.group("noun2") or match.group("noun6") or match.group("noun7")
+                         or "").lower().split())
+        noun = "mobile" if noun in ("text", "sms") else noun
         if _PAST_WORDS.intersection(quals):
             continue  # "my old number was ..."
         if noun == "line" and not quals:
@@ -340,6 +347,15 @@ _AT_PLACE = re.compile(r"^at\s+(?:work|the\s+office)\b", re.I)
 _PARTS_OF_DAY = frozenset("early late mornings afternoons evenings".split())
 _UNSURE = re.compile(r"\b(?:maybe|perhaps|might|not\s+sure|wondering|I\s+wonder|suppose|imagine|I\s+wish"
                      r"|hypothetical(?:ly)?)\b", re.I)
+
+
+def without_condition(text: str) -> str | None:
+    """`text` without a leading condition that only says when a contact detail or channel applies ("if the courier
+    needs to call, ...", "in future if you need me, please text"); None when what is left is uncertain itself."""
+    rest = _CONDITION_TO_COMMA.sub("", text, count=1)
+    if rest == text:
+        rest = _CONDITION_THEN.sub("", text, count=1)
+    return None if rest == text or uncertain_in_itself(rest) else rest
 
 
 def contact_preferences(clause: Clause, ctx: RuleContext) -> list[Candidate]:

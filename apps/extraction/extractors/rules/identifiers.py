@@ -84,6 +84,12 @@ _IDENTIFIER = re.compile(
     rf"\b(?P<kind>{_KIND_ALTERNATION})s?\b(?P<qual>(?:\s*{_QUALIFIER})*){_VALUE_FOLLOWS}{_IDS}",
     re.I,
 )
+# "60318877 is my customer number": the value first, then what it is.
+_VALUE_FIRST = re.compile(
+    rf"(?:^|(?<=[\s,(]))(?P<ids>#?[A-Z0-9][A-Z0-9-]*\d[A-Z0-9-]*)\s+(?:is|'s)\s+(?:my|our|the)\s+(?P<kind>{_KIND_ALTERNATION})"
+    rf"(?P<qual>(?:\s*{_QUALIFIER})+)",
+    re.I,
+)
 # "my number for the loyalty scheme is 5520 1188": the number named first, then what it is for.
 _NUMBER_FOR = re.compile(
     rf"\b(?P<qual>{_QUALIFIER})\s+(?:for|on|with)\s+(?:the|my|our)\s+(?P<kind>{_KIND_ALTERNATION})"
@@ -165,7 +171,7 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
     found: dict[tuple[str, str], tuple[str, str | None]] = {}
     for match in _IBAN.finditer(text):
         found.setdefault(("iban", match.group("value")), (match.group("value"), None))
-    for match in [*_IDENTIFIER.finditer(text), *_NUMBER_FOR.finditer(text)]:
+    for match in [*_IDENTIFIER.finditer(text), *_NUMBER_FOR.finditer(text), *_VALUE_FIRST.finditer(text)]:
         key = identifier_kind(match.group("kind"))
         kind = KINDS[key]
         qualifier = _qualifier_noun(match.group("qual"))

@@ -12,7 +12,7 @@ from datetime import date
 from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.addresses import address_value, addresses
-from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contact_preferences
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contact_preferences, without_condition
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.identifiers import identifiers
@@ -36,6 +36,9 @@ def support_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     contact them. Read before the general fact rules, which would take "my wife Sara is the account holder" or
     "please don't call me" for something else; [] leaves the clause to them."""
     text = clause.text
+    if clause.uncertain and (rest := without_condition(text)):  # "in future if you need me, please send a text"
+        clause = Clause(text=rest, question=clause.question, uncertain=False, hedged=clause.hedged)
+        text = rest
     if clause.uncertain and not _POLITE_WISH.match(text) and _HYPOTHETICAL.search(_TRAILING_CONDITION.sub("", text)):
         return []
     return (people(text, ctx, question=clause.question) or addresses(text, ctx, question=clause.question)
