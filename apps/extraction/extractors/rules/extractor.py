@@ -427,13 +427,14 @@ def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory])
 def _another_number_is_not_a_change(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
     """"My mobile is 07700 900 318" and later "call me on 0113 496 0721 today": a number given without saying what
     kind it is, or that it changed, is another number of the user's, not a new mobile that retires the one on file."""
-    held = {subject: {memory.content.rsplit(" is ", 1)[-1] for memory in existing if memory.subject == subject}
+    held = {subject: [memory.content for memory in existing if memory.subject == subject]
             for subject in (subjects.PHONE, subjects.EMAIL)}
     for candidate in candidates:
         value = str(candidate.metadata.get("value") or "")
         if candidate.subject not in held or candidate.action != "add":
             continue
-        if candidate.metadata.pop("unqualified", False) and held[candidate.subject] and value not in held[candidate.subject]:
+        on_file = held[candidate.subject]
+        if candidate.metadata.pop("unqualified", False) and on_file and not any(value in said for said in on_file):
             if candidate.subject == subjects.PHONE:
                 candidate.subject = subjects.phone_subject("other")
                 candidate.content = candidate.content.replace(" phone number is ", " other phone number is ")
@@ -442,7 +443,7 @@ def _another_number_is_not_a_change(candidates: list[Candidate], existing: list[
                 owner = re.sub(r"(?:'s|\u2019s)$", "", candidate.content.split(" email address is ")[0])
                 candidate.subject, candidate.content = None, f"{owner} also uses the email address {value}"
         if candidate.subject in held:
-            held[candidate.subject].add(value)
+            held[candidate.subject].append(candidate.content)
     return candidates
 
 
