@@ -20,6 +20,8 @@ _TEMPLATE_WORDS = frozenset(
     "new old current work home office personal".split()
 )
 _DETAILS = {"phone": PHONE, "email": EMAIL}
+# Words a cut cannot end on: a possessive, a verb or a preposition waiting for the value that was cut.
+_DANGLING = re.compile(r"(?:'s|\u2019s|\b(?:their|his|her|my|our|is|are|was|be|to|at|on|via|of|for|and|or))\s*$", re.I)
 
 
 def without_value(content: str, value: str) -> str | None:
@@ -29,6 +31,8 @@ def without_value(content: str, value: str) -> str | None:
     match = pattern.search(content)
     if match is None:
         return None
+    if _DANGLING.search(content[:match.start()]):
+        return None  # "The user's mobile is X and ...": what is left would not read; the memory goes whole
     left = (content[:match.start()] + content[match.end():]).strip()
     left = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", left)).strip(" ,;:-")
     left = re.sub(r"[,;:]\s*$", "", left)
@@ -67,8 +71,9 @@ def mentions_person(content: str, person: str) -> bool:
 
 
 def names_person(content: str, person: str) -> bool:
-    """Whether `content` names `person` in full, as whole words ("Alex" in "Alex Moreau", never in "Alexandra")."""
-    return re.search(rf"(?<!\w){re.escape(person.strip())}(?!\w)", content, re.I) is not None
+    """Whether `content` names `person` in full, as whole words and capitalised as a name ("Alex" in "Alex Moreau",
+    never in "Alexandra"; "Bill" the person, never "the bill")."""
+    return re.search(rf"(?<!\w){re.escape(person.strip())}(?!\w)", content) is not None
 
 
 def emails_named_after(content: str, person: str) -> list[str]:

@@ -2,7 +2,13 @@
 
 import pytest
 
-from apps.extraction.redaction import emails_named_after, is_contact_detail, mentions_person, without_value
+from apps.extraction.redaction import (
+    emails_named_after,
+    is_contact_detail,
+    mentions_person,
+    names_person,
+    without_value,
+)
 
 
 @pytest.mark.parametrize(("content", "value", "left"), [
@@ -22,6 +28,10 @@ def test_the_value_and_its_label_are_cut_and_the_rest_is_kept(content, value, le
     ("Alice's email is alice@example.com", "alice@example.com"),
     ("The user's home phone number is 020 7946 0185", "020 7946 0185"),
     ("The user's home phone number is 020 7946 0185", "020 7946 0999"),  # not in it
+    # what is left would not read: the memory goes whole rather than garbled
+    ("The user's mobile is 07700 900318 and their email is ann@x.com", "07700 900318"),
+    ("The user's mobile is 07700 900318 and their email is ann@x.com", "ann@x.com"),
+    ("Invoices go to accounts@acme.com, not to the CEO", "accounts@acme.com"),
 ])
 def test_a_memory_about_the_value_alone_has_nothing_left(content, value):
     assert without_value(content, value) is None
@@ -48,3 +58,11 @@ def test_a_person_is_mentioned_by_name_or_in_their_address(content, person, ment
 ])
 def test_only_phone_numbers_and_email_addresses_are_cut_out_of_notes(value, detail):
     assert is_contact_detail(value) is detail
+
+
+@pytest.mark.parametrize(("content", "named"), [
+    ("Bill Evans can also call about the account", True),
+    ("The user wants the bill emailed to them each month", False),
+])
+def test_a_person_is_named_only_by_their_name_as_a_name(content, named):
+    assert names_person(content, "Bill") is named

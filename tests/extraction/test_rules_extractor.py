@@ -639,7 +639,7 @@ def test_a_value_to_be_removed_is_forgotten_and_not_stored(text, value):
 
 
 @pytest.mark.parametrize(("text", "subject", "person"), [
-    ("Take my partner off the account.", "contact:partner", "partner"),
+    ("Please remove my partner from your records.", "contact:partner", "partner"),
     ("I no longer want my partner Alex listed as a contact.", "contact:partner", "Alex"),
     ("Remove Sam Keller from my authorised contacts.", None, "Sam Keller"),
     ("Please take Alex off as an authorised contact.", None, "Alex"),
@@ -688,6 +688,12 @@ def test_a_request_to_forget_in_loose_words_retracts_what_it_names(text, subject
     "Don't remove my email, I still use it.",
     "I don't keep receipts.",
     "Please get my order off to me quickly.",
+    "Please remove my email from the newsletter.",
+    "Could you remove my phone number from the marketing list?",
+    "Can you remove my address from the label? It's a gift.",
+    "You can delete the email I sent earlier, it had a typo.",
+    "Please remove my wife from the delivery notifications.",
+    "Please take my husband off the account as an authorised user.",
 ])
 def test_taking_something_else_away_forgets_nothing(text):
     assert [candidate for candidate in extract(text) if candidate.action == "delete"] == []
@@ -756,6 +762,16 @@ def test_sending_a_document_somewhere_is_no_format_preference():
     assert [c for c in extract("Please send the invoice to accounts@x.example") if c.subject] == []
 
 
-@pytest.mark.parametrize("text", ["I'd like to visit Japan someday", "If I move, I'd like the statements in large print"])
+@pytest.mark.parametrize("text", ["I'd like to visit Japan someday", "If I move, I'd like the statements in large print",
+                                  "I'd like the invoices weekly just for this month."])
 def test_a_wish_that_is_no_standing_preference_gives_nothing(text):
     assert extract(text) == []
+
+
+def test_the_number_on_file_written_differently_is_no_other_number():
+    existing = [ExistingMemory(id="m1", content="The user's phone number is 07700 900318", memory_type="fact",
+                               subject="phone")]
+
+    [candidate] = extract("Sorry, call me on 07700900318.", existing=existing)
+
+    assert candidate.subject == "phone"

@@ -418,3 +418,13 @@ def test_a_contact_detail_on_file_is_retired_only_by_a_stated_change(tenant_a, o
 
     assert all(active(value) for value in kept)
     assert not any(active(value) for value in retired)
+
+
+def test_leaving_an_employer_keeps_notes_that_name_another_thing_of_the_brand(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("I work at Amazon.", "Remember that I want parcels left in the Amazon Locker at Tesco Extra.")
+
+    chat.say("I've left Amazon, I work at Tesco now.", session="chat-2")
+
+    assert active("Amazon Locker")
+    assert not active("works at Amazon")

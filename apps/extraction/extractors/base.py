@@ -62,10 +62,14 @@ NAMED_VALUE_SUBJECTS = ("employer", "tool", "device")
 
 
 def names_value(content: str, value: str) -> bool:
-    """Whether `content` names the organisation or product `value` (capitalised, as a whole word)."""
-    if not re.search(r"[A-Z]", value) or len(value) < 3:  # a name ("Slack", "iPad"), not "the old one"
+    """Whether `content` names the organisation or product `value` as the thing itself: a name ("Slack", "iPad"),
+    a whole word, and not the first word of another name ("Amazon" in "works at Amazon", never in "the Amazon
+    Locker" or "an Amazon gift card")."""
+    if not re.search(r"[A-Z]", value) or len(value) < 3:
         return False
-    return re.search(rf"(?<![\w&-]){re.escape(value)}(?![\w&-])", content) is not None
+    pattern = (rf"(?<![\w&-]){re.escape(value)}(?![\w&-])"
+               r"(?!\s+(?-i:[A-Z])|\s+(?:gift|voucher|card|locker|store|shop|pay|prime|account)\b)")
+    return re.search(pattern, content) is not None
 
 
 def names_retracted_value(retraction: "Candidate", content: str, subject: str | None) -> bool:

@@ -179,6 +179,11 @@ def _loosely_asked_to_forget(text: str, ctx: RuleContext, clause_rules) -> list[
             return []  # "take my name off the waiting list" is not about what is known of them
         if inner.group("object"):
             return _thing_forgotten(inner.group("object"), ctx, clause_rules)
+    if _A_MESSAGE.search(text):
+        return []  # "delete the email I sent earlier": a message, not their address
+    place = _TAKEN_FROM.search(text[verb.end():])
+    if place and not _RECORDS_AFTER.match(" " + place.group("place")):
+        return []  # "remove my email from the newsletter", "my address from the label": not what is known of them
     after = _OBJECT_END.split(text[verb.end():], maxsplit=1)[0]
     if after.strip() and not _DEICTIC_START.match(after.strip()):
         return _thing_forgotten(after, ctx, clause_rules)  # "please delete my medical condition ..."
@@ -206,6 +211,9 @@ _RECORDS_AFTER = re.compile(r"^\s*(?:(?:your|the|my|our)\s+(?:records?|files?|sy
                             r"|details|books)\b|$|[,.;!?])", re.I)
 _OBJECT_END = re.compile(r"\b(?:from|out\s+of|off|at|to|into|in|on|for|as|because|since|so|but|please|now|anymore)\b|[,;]",
                          re.I)
+_TAKEN_FROM = re.compile(r"\b(?:from|off|out\s+of)\s+(?P<place>.+)$", re.I)
+_A_MESSAGE = re.compile(r"\b(?:last|previous|earlier|first|other)\s+(?:e-?mail|message|text)\b"
+                        r"|\b(?:e-?mail|message|text)\s+(?:I|we)\s+(?:just\s+|already\s+)?(?:sent|wrote|forwarded)\b", re.I)
 _DEICTIC_START = re.compile(r"^(?:it|that|this|them|those|these)\b", re.I)
 
 
@@ -359,6 +367,8 @@ def _contact_forgotten(what: str, ctx: RuleContext) -> list[Candidate]:
     if (named := contact_named(what)) is None:
         return []
     relation, name = named
+    if relation and not name and not _ABOUT_DATA.search(ctx.sentence):
+        return []  # "take my husband off the account as a user" changes who may act, it does not erase who he is
     if relation is None and (len(name.split()) < 2 and not _CONTACT_CONTEXT.search(ctx.sentence) or ctx.person.known
                              and name.casefold() in ctx.person.known.casefold()):
         return []  # a first name alone is someone only where the request is about contacts; never the user
@@ -368,6 +378,7 @@ def _contact_forgotten(what: str, ctx: RuleContext) -> list[Candidate]:
     return [candidate]
 
 
+_ABOUT_DATA = re.compile(r"\b(?:forget|delete|erase|wipe|purge|scrub|details|information|info|data|records?|file)\b", re.I)
 _CONTACT_CONTEXT = re.compile(r"\b(?:contacts?|authori[sz]ed|account\s+holder|signatory|users?|admins?|members?|drivers?"
                               r"|listed|named)\b", re.I)
 

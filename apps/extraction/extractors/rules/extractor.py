@@ -63,6 +63,8 @@ AGENT_ROLES = ("assistant", "system", "tool")
 AGENT_RESTATEMENT_FACTOR = 0.85
 # Tried in order on each user clause; the first that recognises the clause wins.
 USER_FACT_RULES = IDENTITY_RULES + BUSINESS_RULES + PLAN_RULES + PREFERENCE_RULES
+_ONE_OFF = re.compile(r"\b(?:(?:just|only)\s+)?(?:for\s+)?this\s+(?:time|once|month|week|year|order|one)\b|\btoday\b"
+                      r"|\bfor\s+now\b|\buntil\b|\bjust\s+once\b", re.I)
 _STANDING_WISH = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:like|prefer|rather)\s+(?=(?:the|my|our|all|any"
                             r"|it|them|to\s+(?:get|have|receive))\b)", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*\u2022>]+|\d{1,2}[.)])\s+")
@@ -300,8 +302,8 @@ def _clause_facts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         # "I'd like the alerts weekly, not daily": a wish about how they are served is a preference; any other
         # conditional or wishful clause states nothing
         if not _STANDING_WISH.match(clause.text) or uncertain_in_itself(_STANDING_WISH.sub("", clause.text)) or (
-                conditional_sentence(ctx.sentence)):
-            return incidental
+                conditional_sentence(ctx.sentence)) or _ONE_OFF.search(ctx.sentence or clause.text):
+            return incidental  # "... just for this month", "... this time": not how they want it from now on
         for rule in PREFERENCE_RULES:
             if stated := rule(ctx, clause.text):
                 return stated + incidental
@@ -433,8 +435,9 @@ def _another_number_is_not_a_change(candidates: list[Candidate], existing: list[
         value = str(candidate.metadata.get("value") or "")
         if candidate.subject not in held or candidate.action != "add":
             continue
-        on_file = held[candidate.subject]
-        if candidate.metadata.pop("unqualified", False) and on_file and not any(value in said for said in on_file):
+        on_file = [_comparable(said) for said in held[candidate.subject]]
+        if candidate.metadata.pop("unqualified", False) and on_file and not any(
+                _comparable(value) in said for said in on_file):
             if candidate.subject == subjects.PHONE:
                 candidate.subject = subjects.phone_subject("other")
                 candidate.content = candidate.content.replace(" phone number is ", " other phone number is ")
@@ -445,6 +448,12 @@ def _another_number_is_not_a_change(candidates: list[Candidate], existing: list[
         if candidate.subject in held:
             held[candidate.subject].append(candidate.content)
     return candidates
+
+
+def _comparable(text: str) -> str:
+    """Text as a number or address is compared in: case and the spacing of digit groups do not count
+    ("07700900318" is "07700 900318", "ANN@x.com" is "ann@x.com")."""
+    return re.sub(r"(?<=\d)[\s().-]+(?=\d)", "", text.casefold())
 
 
 def _replaced_not_retracted(candidates: list[Candidate]) -> list[Candidate]:
