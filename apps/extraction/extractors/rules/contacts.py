@@ -96,11 +96,13 @@ _LISTED_PHONE = re.compile(
     r"(?:\s+(?:phone|number|line|no\.?))?\s*(?:is\s+|(?:on|at)\s+|[:=-]\s*)?(?P<number>" + _PHONE_VALUE + ")",
     re.I,
 )
-_CONDITION_TO_COMMA = re.compile(r"^(?:(?:in\s+(?:the\s+)?future|from\s+now\s+on)[\s,]+)?(?:if|when|whenever|in\s+case"
-                                 r"|should)\b[^,]{1,60},\s*", re.I)
+# "if the courier needs to call, ..." / "in future if you need me please ...": a condition on when a detail is used.
+_CONDITION = r"^(?:(?:in\s+(?:the\s+)?future|from\s+now\s+on)[\s,]+)?(?:if|when|whenever|in\s+case|should)\b"
+_CONDITION_TO_COMMA = re.compile(rf"{_CONDITION}[^,]{{1,60}},\s*", re.I)
+# Without a comma, the condition ends where the request or the detail starts.
 _CONDITION_THEN = re.compile(
-    r"^(?:(?:in\s+(?:the\s+)?future|from\s+now\s+on)[\s,]+)?(?:if|when|whenever|in\s+case|should)\b[^,]*?(?:,\s*|\s+(?=(?:you\s+(?:can|could|may)|feel\s+free|just|please"
-    r"|call|ring|text|phone|reach|contact|try|my|our)\b))",
+    rf"{_CONDITION}.*?\s+(?=(?:you\s+(?:can|could|may)|feel\s+free|just|please|call|ring|text|phone|reach|contact|try|my"
+    r"|our)\b)",
     re.I,
 )
 
@@ -122,7 +124,7 @@ def contacts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     if clause.uncertain:
         # "if the courier needs to call, my cell is ...": the condition says when to use a detail, not whether it
         # holds; a clause hedged in its own words ("maybe my number is ...") still says nothing.
-        text = _CONDITION_THEN.sub("", text, count=1)
+        text = _without_leading_condition(text)
         if uncertain_in_itself(text):
             return []
     if _THIRD_PARTY.search(text) or MY_RELATION.search(text):
@@ -352,10 +354,13 @@ _UNSURE = re.compile(r"\b(?:maybe|perhaps|might|not\s+sure|wondering|I\s+wonder|
 def without_condition(text: str) -> str | None:
     """`text` without a leading condition that only says when a contact detail or channel applies ("if the courier
     needs to call, ...", "in future if you need me, please text"); None when what is left is uncertain itself."""
-    rest = _CONDITION_TO_COMMA.sub("", text, count=1)
-    if rest == text:
-        rest = _CONDITION_THEN.sub("", text, count=1)
+    rest = _without_leading_condition(text)
     return None if rest == text or uncertain_in_itself(rest) else rest
+
+
+def _without_leading_condition(text: str) -> str:
+    rest = _CONDITION_TO_COMMA.sub("", text, count=1)
+    return rest if rest != text else _CONDITION_THEN.sub("", text, count=1)
 
 
 def contact_preferences(clause: Clause, ctx: RuleContext) -> list[Candidate]:
