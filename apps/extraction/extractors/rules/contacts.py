@@ -124,7 +124,9 @@ def contacts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     if clause.uncertain:
         # "if the courier needs to call, my cell is ...": the condition says when to use a detail, not whether it
         # holds; a clause hedged in its own words ("maybe my number is ...") still says nothing.
-        text = _without_leading_condition(text)
+        # The detail may sit in the condition's own clause ("if it breaks you can call me, office ... or my mobile
+        # ..."), so the condition ends where the request starts, not at the comma.
+        text = _without_leading_condition(text, comma_first=False)
         if uncertain_in_itself(text):
             return []
     if _THIRD_PARTY.search(text) or MY_RELATION.search(text):
@@ -358,9 +360,10 @@ def without_condition(text: str) -> str | None:
     return None if rest == text or uncertain_in_itself(rest) else rest
 
 
-def _without_leading_condition(text: str) -> str:
-    rest = _CONDITION_TO_COMMA.sub("", text, count=1)
-    return rest if rest != text else _CONDITION_THEN.sub("", text, count=1)
+def _without_leading_condition(text: str, *, comma_first: bool = True) -> str:
+    first, then = (_CONDITION_TO_COMMA, _CONDITION_THEN) if comma_first else (_CONDITION_THEN, _CONDITION_TO_COMMA)
+    rest = first.sub("", text, count=1)
+    return rest if rest != text else then.sub("", text, count=1)
 
 
 def contact_preferences(clause: Clause, ctx: RuleContext) -> list[Candidate]:
