@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-dev migrate seed serve db-stop bench bench-quality clean
+.PHONY: run test install install-dev migrate seed serve db-stop bench bench-quality bench-retrieval clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ bench: install
 # What the extractor keeps from the corpus in bench/data/extraction, e.g. BENCH_ARGS="--part dev --verbose".
 bench-quality: install
 	$(BIN)/python bench/extraction_quality.py $(BENCH_ARGS)
+
+# How well search finds the turns that answer LoCoMo's questions, e.g. BENCH_ARGS="--embedders hash --json /tmp/r.json".
+bench-retrieval: install
+	$(BIN)/python bench/retrieval.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) var/staticfiles

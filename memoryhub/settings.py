@@ -89,9 +89,6 @@ else:
         **ensure_embedded_database(EMBEDDED_PG_DIR, EMBEDDED_PG_DATABASE),
     }
 _database.setdefault("OPTIONS", {})
-# pgvector >= 0.8: let HNSW scans continue until enough rows pass the search filters (user, type...)
-# instead of stopping after ef_search candidates. Set per connection so searches need no transaction.
-_database["OPTIONS"].setdefault("options", "-c hnsw.iterative_scan=relaxed_order")
 if DB_POOL:
     # psycopg's pool instead of CONN_MAX_AGE: persistent connections do not work under ASGI.
     _database["CONN_MAX_AGE"] = 0
@@ -191,6 +188,17 @@ IDEMPOTENCY_IN_PROGRESS_SECONDS = env_int("IDEMPOTENCY_IN_PROGRESS_SECONDS", 300
 # Vector search compares the query with every filtered memory when there are at most this many (exact,
 # and cheap at this size), and uses the approximate HNSW index above it.
 SEARCH_EXACT_MAX_ROWS = env_int("SEARCH_EXACT_MAX_ROWS", 2000, minimum=0)
+# Ranking defaults for stores that do not set their own (search_defaults): reciprocal rank fusion's constant,
+# each signal's weight, and how many memories each signal contributes (the pool, whatever the page size).
+SEARCH_FUSION_K = env_int("SEARCH_FUSION_K", 5, minimum=1)
+SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0)
+SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0)
+SEARCH_CANDIDATE_DEPTH = env_int("SEARCH_CANDIDATE_DEPTH", 100, minimum=1)
+# BM25's document count and average length come from at most this many memories of the searched scope.
+SEARCH_KEYWORD_STATS_MAX_ROWS = env_int("SEARCH_KEYWORD_STATS_MAX_ROWS", 20000, minimum=1)
+# pgvector >= 0.8: let HNSW scans continue until enough rows pass the search filters (user, type...)
+# instead of stopping after ef_search candidates. Set per connection so searches need no transaction.
+_database["OPTIONS"].setdefault("options", "-c hnsw.iterative_scan=relaxed_order")
 
 EMBEDDING_OPENAI_BASE_URL = env_str("EMBEDDING_OPENAI_BASE_URL", "https://api.openai.com/v1")
 EMBEDDING_OPENAI_API_KEY = env_str("EMBEDDING_OPENAI_API_KEY", "")
@@ -200,10 +208,15 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 128, minimum=1)
 EMBEDDING_TIMEOUT_SECONDS = env_float("EMBEDDING_TIMEOUT_SECONDS", 30.0)
 EMBEDDING_MAX_RETRIES = env_int("EMBEDDING_MAX_RETRIES", 3, minimum=0)
 EMBEDDING_LOCAL_DEVICE = env_str("EMBEDDING_LOCAL_DEVICE", "cpu")
-# torch intra-op threads per process for the local model (0: torch's default, one per core). Every web and q2
-# worker process runs its own model; with several threads each, they spin-wait on cores the others hold and a
-# one-clause encode takes ten times as long.
+# Threads of one run of the local model (0: the runtime's default, one per core). Every web and q2 worker process
+# runs its own model; with several threads each, they wait on cores the others hold and a one-clause encode takes
+# several times as long. With ONNX Runtime, concurrent calls and the chunks of a long list run in parallel anyway.
 EMBEDDING_LOCAL_THREADS = env_int("EMBEDDING_LOCAL_THREADS", 1, minimum=0)
+# What runs the local model: onnx (ONNX Runtime on an export of the shipped weights, made once under
+# DATA_DIR/models), torch (sentence-transformers), or auto: onnx when it can on the CPU, else torch. Same vectors.
+EMBEDDING_LOCAL_RUNTIME = env_str("EMBEDDING_LOCAL_RUNTIME", "auto")
+if EMBEDDING_LOCAL_RUNTIME not in ("auto", "onnx", "torch"):
+    raise ImproperlyConfigured(f"EMBEDDING_LOCAL_RUNTIME must be auto, onnx or torch, got {EMBEDDING_LOCAL_RUNTIME!r}")
 
 # --- LLM extraction (apps/extraction/extractors/llm) -------------------------------------------------
 # Read here, checked by the extraction app's system check (apps/extraction/checks.py) against what the

@@ -89,6 +89,9 @@ def _stop(process: subprocess.Popen) -> str:
 # A corpus of its own for extraction_quality.py (two conversations of a dev part), so the smoke neither waits
 # for nor depends on what bench/data/extraction holds; what the extractor makes of it is not checked.
 QUALITY_CORPUS = "tests/fixtures/extraction_quality"
+# And a LoCoMo-format file of its own for retrieval.py: two short conversations, with the malformed evidence ids the
+# original has (split, normalised, one naming no turn), a question without evidence and an adversarial one.
+RETRIEVAL_DATA = "tests/fixtures/retrieval/locomo-mini.json"
 
 
 @pytest.mark.parametrize(
@@ -105,6 +108,11 @@ QUALITY_CORPUS = "tests/fixtures/extraction_quality"
         # post messages, flush, list memories, job durations; then the scores of the part's one domain and total
         ("extraction_quality.py", "extraction-quality", 4, ["--corpus", QUALITY_CORPUS],
          [r"^  dev +retail +2 +[\d.]+% \(\d+/\d+\)", r"^  dev +all +2 +[\d.]+% \(\d+/\d+\)"]),
+        # ingest into the hash store, then hybrid, vector and keyword search; the scores of each mode
+        ("retrieval.py", "retrieval", 4, ["--data", RETRIEVAL_DATA, "--conversations", "0"],
+         [r"^`tests/fixtures/retrieval/locomo-mini.json`: 2 conversations, 4 sessions, 18 turns \(memories\); 8 questions",
+          r"^Evidence: 3 malformed id strings split or normalised .*; 1 id naming no turn of its conversation dropped",
+          *(rf"^  hash +{mode} +(0|1)\.\d{{3}} " for mode in ("hybrid", "vector", "keyword"))]),
     ],
 )
 def test_benchmark_runs_at_smoke_size_and_writes_its_section(script, section, phases, options, printed,

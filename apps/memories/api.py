@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from apps.core.errors import ApplicationError, PayloadTooLargeError
 from apps.core.pagination import NewestFirstCursorPagination
 from apps.memories import selectors, services
-from apps.memories.search import SearchQuery, memory_search
+from apps.memories.search import SearchQuery, memory_search_explained, search_explanation
 from apps.memories.serializers import (
     MemoryBulkInput,
     MemoryBulkOutput,
@@ -265,10 +265,13 @@ class SearchApi(StoreScopedView):
     @extend_schema(
         responses=SearchOutput,
         summary="Search memories (hybrid, vector or keyword)",
-        description="Rank the store's active, unexpired memories against a query: `hybrid` fuses vector and "
-                    "full-text rankings, `vector` uses cosine similarity, `keyword` PostgreSQL full text. Filters "
-                    "(user, agent, session, types, tags, metadata containment) narrow the candidates; each hit "
-                    "carries its score and the ranks behind it. A read: the read scope is enough.",
+        description="Rank the store's active, unexpired memories against a query: `hybrid` fuses the vector and "
+                    "keyword rankings (weighted reciprocal rank fusion of each signal's best `candidate_depth` "
+                    "memories, set in the store's search_defaults), `vector` uses cosine similarity, `keyword` "
+                    "BM25 over PostgreSQL's English lexemes with term statistics from the searched scope. Filters "
+                    "(user, agent, session, types, tags, metadata containment, when a memory was created or held) "
+                    "narrow the candidates; each hit carries its score and the ranks behind it, and `explain` adds "
+                    "each signal's share. A read: the read scope is enough.",
     )
     def post(self, request, store_name):
         store = self.get_store()
@@ -286,6 +289,15 @@ class SearchApi(StoreScopedView):
             metadata=data.get("metadata") or None,
             tags=tuple(data.get("tags") or ()),
             include_pending=data["include_pending"],
+            include_superseded=data["include_superseded"],
+            valid_at=data.get("valid_at"),
+            created_after=data.get("created_after"),
+            created_before=data.get("created_before"),
+            explain=data["explain"],
         )
-        hits = memory_search(store=store, search=search)
-        return Response(SearchOutput({"mode": search.mode, "results": hits}).data)
+        result = memory_search_explained(store=store, search=search)
+        if not search.explain:
+            return Response(SearchOutput({"mode": search.mode, "results": result.hits}).data)
+        per_hit, summary = search_explanation(result, search)
+        results = [{**vars(hit), "explain": explained} for hit, explained in zip(result.hits, per_hit, strict=True)]
+        return Response(SearchOutput({"mode": search.mode, "results": results, "explain": summary}).data)

@@ -10,6 +10,7 @@ both signals share, the vector candidates, the keyword candidates, their fusion,
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -21,9 +22,13 @@ from apps.core.errors import ApplicationError
 from apps.memories.models import FULL_TEXT_CONFIG, Memory, MemoryStore
 
 SEARCH_MODES = ("hybrid", "vector", "keyword")
-# Reciprocal rank fusion constant (Cormack et al. 2009); 60 is the customary value.
-RRF_K = 60
+# Okapi BM25's term-frequency saturation and length normalisation: Lucene's (Anserini's) values for short
+# passages, which memories are (the textbook 1.2 and 0.75 suit long documents).
+BM25_K1 = 0.9
+BM25_B = 0.4
 _DEFAULT_EF_SEARCH = 40  # pgvector's default hnsw.ef_search
+# With superseded memories asked for, a current fact outranks an old value of about the same relevance.
+SUPERSEDED_SCORE_FACTOR = 0.5
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,26 @@ class SearchQuery:
     metadata: dict | None = None
     tags: tuple[str, ...] = ()
     include_pending: bool = False
+    include_superseded: bool = False
+    valid_at: datetime | None = None  # memories that held at that moment (superseded ones included)
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    # Ranking; None: the store's search_defaults (apps.memories.store_settings).
+    fusion_k: int | None = None
+    vector_weight: float | None = None
+    keyword_weight: float | None = None
+    candidate_depth: int | None = None
+    explain: bool = False
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How a search ranked: reciprocal rank fusion of each signal's best `candidate_depth` memories."""
+
+    fusion_k: int
+    vector_weight: float
+    keyword_weight: float
+    candidate_depth: int
 
 
 @dataclass(frozen=True)
@@ -48,6 +73,17 @@ class SearchHit:
     vector_rank: int | None
     keyword_rank: int | None
     similarity: float | None
+    keyword_score: float | None = None  # the BM25 score
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hits: list[SearchHit]
+    ranking: Ranking
+    # With `explain`: the query's terms and their statistics in the searched scope (keyword signal).
+    terms: list[dict] | None = None
+    documents: int | None = None
+    average_length: float | None = None
 
 
 _MEMORY_COLUMNS = (
@@ -65,12 +101,21 @@ def memory_query_vector(*, store: MemoryStore, query: str) -> list[float]:
 def memory_search(
     *, store: MemoryStore, search: SearchQuery, query_vector: list[float] | None = None
 ) -> list[SearchHit]:
-    """Rank a store's live memories against a query by vector similarity, full text, or both (RRF)."""
+    """Rank a store's live memories against a query by vector similarity, BM25 full text, or both (RRF)."""
+    return memory_search_explained(store=store, search=search, query_vector=query_vector).hits
+
+
+def memory_search_explained(
+    *, store: MemoryStore, search: SearchQuery, query_vector: list[float] | None = None
+) -> SearchResult:
+    """memory_search, with the ranking it used and, if `search.explain`, the keyword statistics behind it."""
     if search.mode not in SEARCH_MODES:
         raise ApplicationError(f"Unknown search mode {search.mode!r}.", code="validation_error")
+    ranking = _ranking(store, search)
     where, params = _filter_sql(store, search)
-    # Each signal contributes a candidate pool a few times the page size, so fusion has overlap.
-    candidates = min(max(search.limit * 4, 40), 400)
+    # Each signal's pool does not depend on the page size, so the first 10 hits of a limit-20 search are
+    # those of the limit-10 search (a page larger than the pool widens it).
+    candidates = max(ranking.candidate_depth, search.limit)
     params.update({"candidates": candidates, "limit": search.limit, "exact_max_rows": settings.SEARCH_EXACT_MAX_ROWS})
     ctes = []
     if search.mode in ("hybrid", "vector"):
@@ -83,15 +128,69 @@ def memory_search(
         ctes.append(_vector_hits_cte(int(store.embedding_dimension), where, exact_when_few=scoped))
     if search.mode in ("hybrid", "keyword"):
         params["text"] = search.query
+        params["stats_rows"] = settings.SEARCH_KEYWORD_STATS_MAX_ROWS
         ctes.append(_keyword_hits_cte(where))
-    ctes.append(_fused_cte(search.mode, params))
-    sql = _page_sql(ctes, search.min_score, params)
-    return _hits(_run(sql, params, candidates), store)
+    ctes.append(_fused_cte(search.mode, ranking, params))
+    sql = _page_sql(ctes, search, params)
+    through_index = search.mode != "keyword" and search.user_id is None and search.session_id is None
+    hits = _hits(_run(sql, params, candidates, through_index=through_index), store)
+    if not (search.explain and search.mode in ("hybrid", "keyword")):
+        return SearchResult(hits=hits, ranking=ranking)
+    return SearchResult(hits=hits, ranking=ranking, **_keyword_statistics(where, params))
+
+
+def search_explanation(result: SearchResult, search: SearchQuery) -> tuple[list[dict], dict]:
+    """For `explain`: each hit's rank, score and share of the fused score per signal, and the search's ranking
+    settings with the query terms' statistics (keyword signal)."""
+    ranking = result.ranking
+    hybrid = search.mode == "hybrid"
+    # The fused score of a memory first in both lists: each signal's share is divided by it, as the score is.
+    best = (ranking.vector_weight + ranking.keyword_weight) / (ranking.fusion_k + 1)
+    per_hit = []
+    for hit in result.hits:
+        signals: dict = {}
+        if hit.vector_rank is not None:
+            share = ranking.vector_weight / (ranking.fusion_k + hit.vector_rank) / best if hybrid else hit.similarity
+            signals["vector"] = {"rank": hit.vector_rank, "similarity": hit.similarity, "contribution": share}
+        if hit.keyword_rank is not None:
+            share = ranking.keyword_weight / (ranking.fusion_k + hit.keyword_rank) / best if hybrid else hit.score
+            signals["keyword"] = {"rank": hit.keyword_rank, "score": hit.keyword_score, "contribution": share}
+        if hit.memory.status == Memory.Status.SUPERSEDED and search.include_superseded and search.valid_at is None:
+            signals["superseded_factor"] = SUPERSEDED_SCORE_FACTOR
+        per_hit.append(signals)
+    summary: dict = {"candidate_depth": ranking.candidate_depth}
+    if hybrid:
+        summary.update(fusion="reciprocal_rank", fusion_k=ranking.fusion_k, vector_weight=ranking.vector_weight,
+                       keyword_weight=ranking.keyword_weight)
+    if search.mode in ("hybrid", "keyword"):
+        summary["keyword"] = {"scoring": "bm25", "k1": BM25_K1, "b": BM25_B, "documents": result.documents,
+                              "average_length": result.average_length, "terms": result.terms or []}
+    return per_hit, summary
+
+
+def _ranking(store: MemoryStore, search: SearchQuery) -> Ranking:
+    from apps.memories.store_settings import search_settings_for  # it imports SEARCH_MODES from here
+
+    defaults = search_settings_for(store)
+    ranking = Ranking(
+        fusion_k=defaults.fusion_k if search.fusion_k is None else search.fusion_k,
+        vector_weight=defaults.vector_weight if search.vector_weight is None else search.vector_weight,
+        keyword_weight=defaults.keyword_weight if search.keyword_weight is None else search.keyword_weight,
+        candidate_depth=defaults.candidate_depth if search.candidate_depth is None else search.candidate_depth,
+    )
+    if search.mode == "hybrid" and ranking.vector_weight + ranking.keyword_weight <= 0:
+        raise ApplicationError("Hybrid search needs a positive vector_weight or keyword_weight.",
+                               code="validation_error")
+    return ranking
 
 
 def _filter_sql(store: MemoryStore, search: SearchQuery) -> tuple[str, dict]:
     """The WHERE clause both signals share: the store, live statuses, not expired, and the caller's filters."""
-    statuses = [Memory.Status.ACTIVE] + ([Memory.Status.PENDING_REVIEW] if search.include_pending else [])
+    statuses = [Memory.Status.ACTIVE]
+    if search.include_pending:
+        statuses.append(Memory.Status.PENDING_REVIEW)
+    if search.include_superseded or search.valid_at is not None:
+        statuses.append(Memory.Status.SUPERSEDED)
     clauses = [
         "m.store_id = %(store_id)s",
         "m.status = ANY(%(statuses)s)",
@@ -112,6 +211,15 @@ def _filter_sql(store: MemoryStore, search: SearchQuery) -> tuple[str, dict]:
     if search.tags:
         clauses.append("m.tags @> %(tags)s::varchar(64)[]")
         params["tags"] = list(search.tags)
+    if search.valid_at is not None:
+        clauses.append("m.valid_from <= %(valid_at)s AND (m.valid_to IS NULL OR m.valid_to > %(valid_at)s)")
+        params["valid_at"] = search.valid_at
+    if search.created_after is not None:
+        clauses.append("m.created_at > %(created_after)s")
+        params["created_after"] = search.created_after
+    if search.created_before is not None:
+        clauses.append("m.created_at < %(created_before)s")
+        params["created_before"] = search.created_before
     return " AND ".join(clauses), params
 
 
@@ -127,15 +235,17 @@ def _vector_hits_cte(dimension: int, where: str, *, exact_when_few: bool) -> str
     distance = f"m.embedding::vector({dimension}) <=> %(query_vector)s::vector({dimension})"
 
     def nearest_by_index(condition: str = "TRUE") -> str:
-        return f"""SELECT m.id, ({distance}) AS distance
+        return f"""SELECT m.id, m.created_at, m.content_hash, ({distance}) AS distance
              FROM memories_memory m
              WHERE m.embedding_dimension = {dimension} AND {where} AND {condition}
              ORDER BY {distance}
              LIMIT %(candidates)s"""
 
+    # Ties go to the newer memory, then by content, as in the page (_page_sql): ranks follow the page's order.
+    ranked = "row_number() OVER (ORDER BY distance, created_at DESC, content_hash, id) AS rank"
     if not exact_when_few:
         return f"""vector_hits AS MATERIALIZED (
-        SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
+        SELECT id, distance, {ranked}
         FROM ({nearest_by_index()}) nearest
     )"""
     return f"""vector_scope AS MATERIALIZED (
@@ -144,18 +254,18 @@ def _vector_hits_cte(dimension: int, where: str, *, exact_when_few: bool) -> str
         LIMIT %(exact_max_rows)s + 1
     ),
     vector_hits AS MATERIALIZED (
-        SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
+        SELECT id, distance, {ranked}
         FROM (
-            (SELECT id, distance
+            (SELECT id, created_at, content_hash, distance
              FROM (
                  -- OFFSET 0 keeps the sort on the computed distances: the index cannot serve it.
-                 SELECT m.id, ({distance}) AS distance
+                 SELECT m.id, m.created_at, m.content_hash, ({distance}) AS distance
                  FROM memories_memory m
                  WHERE m.id IN (SELECT id FROM vector_scope)
                    AND (SELECT count(*) FROM vector_scope) <= %(exact_max_rows)s
                  OFFSET 0
              ) scoped
-             ORDER BY distance, id
+             ORDER BY distance, created_at DESC, content_hash, id
              LIMIT %(candidates)s)
             UNION ALL
             ({nearest_by_index("(SELECT count(*) FROM vector_scope) > %(exact_max_rows)s")})
@@ -164,70 +274,127 @@ def _vector_hits_cte(dimension: int, where: str, *, exact_when_few: bool) -> str
 
 
 def _keyword_hits_cte(where: str) -> str:
-    """The memories matching any of the query's words, best full-text rank first, through the GIN index."""
+    """The memories matching any of the query's words, ranked by Okapi BM25 over PostgreSQL's lexemes.
+
+    Term statistics come from the searched scope itself, so a user's own vocabulary (their name, the months
+    of their conversations) weighs little, whatever the rest of the store holds: a memory matching no query
+    word cannot contain one, so the matches give each word's document frequency exactly, and the scope
+    (at most SEARCH_KEYWORD_STATS_MAX_ROWS of its memories) gives the document count and average length.
+    A document's length is its number of distinct lexemes.
+    """
     # plainto_tsquery ANDs the words; OR them instead so a memory matching some words still ranks.
-    return f"""keyword_hits AS MATERIALIZED (
-        SELECT id, keyword_score, row_number() OVER (ORDER BY keyword_score DESC, id) AS rank
+    return f"""keyword_query AS MATERIALIZED (
+        SELECT replace(plainto_tsquery('{FULL_TEXT_CONFIG}', %(text)s)::text, '&', '|')::tsquery AS query,
+               tsvector_to_array(to_tsvector('{FULL_TEXT_CONFIG}', %(text)s)) AS terms
+    ),
+    keyword_frequencies AS MATERIALIZED (
+        SELECT m.id, m.created_at, m.content_hash, t.lexeme AS term, cardinality(t.positions) AS frequency,
+               length(m.search_vector) AS document_length
+        FROM memories_memory m, keyword_query q, unnest(m.search_vector) t
+        WHERE m.search_vector @@ q.query AND {where} AND t.lexeme = ANY(q.terms)
+    ),
+    keyword_scope AS MATERIALIZED (
+        SELECT count(*)::float8 AS documents, COALESCE(avg(document_length), 1)::float8 AS average_length
+        FROM (SELECT length(m.search_vector) AS document_length FROM memories_memory m
+              WHERE {where} LIMIT %(stats_rows)s) sampled
+    ),
+    keyword_terms AS MATERIALIZED (
+        SELECT term, document_frequency,
+               ln(1 + (greatest(s.documents, document_frequency) - document_frequency + 0.5)
+                      / (document_frequency + 0.5)) AS idf
+        FROM (SELECT term, count(*)::float8 AS document_frequency FROM keyword_frequencies GROUP BY term) counted,
+             keyword_scope s
+    ),
+    keyword_hits AS MATERIALIZED (
+        SELECT id, keyword_score,
+               row_number() OVER (ORDER BY keyword_score DESC, created_at DESC, content_hash, id) AS rank
         FROM (
-            SELECT m.id, ts_rank_cd(m.search_vector, q.query, 32) AS keyword_score
-            FROM memories_memory m,
-                 (SELECT replace(plainto_tsquery('{FULL_TEXT_CONFIG}', %(text)s)::text, '&', '|')::tsquery
-                      AS query) q
-            WHERE m.search_vector @@ q.query AND {where}
-            ORDER BY keyword_score DESC
-            LIMIT %(candidates)s
-        ) matched
+            SELECT f.id, f.created_at, f.content_hash,
+                   sum(t.idf * f.frequency * {BM25_K1 + 1} / (f.frequency + {BM25_K1} * (
+                       {1 - BM25_B} + {BM25_B} * f.document_length / greatest(s.average_length, 1)))) AS keyword_score
+            FROM keyword_frequencies f JOIN keyword_terms t USING (term), keyword_scope s
+            GROUP BY f.id, f.created_at, f.content_hash
+        ) scored
+        ORDER BY keyword_score DESC, created_at DESC, content_hash, id
+        LIMIT %(candidates)s
     )"""
 
 
-def _fused_cte(mode: str, params: dict) -> str:
-    """One row per candidate with its ranks and score: reciprocal rank fusion in hybrid mode, normalised so
-    a memory first in both lists scores 1; the similarity or the keyword score in a single mode."""
+def _keyword_statistics(where: str, params: dict) -> dict:
+    """The query's terms with their document frequency and IDF in the searched scope, for `explain`."""
+    sql = f"""WITH {_keyword_hits_cte(where)}
+        SELECT q.term, COALESCE(t.document_frequency, 0),
+               COALESCE(t.idf, ln(1 + (s.documents + 0.5) / 0.5)), s.documents, s.average_length
+        FROM keyword_query, unnest(keyword_query.terms) q(term)
+             LEFT JOIN keyword_terms t ON t.term = q.term, keyword_scope s
+        ORDER BY q.term"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    terms = [{"term": term, "documents": int(frequency), "idf": round(float(idf), 4)}
+             for term, frequency, idf, _, _ in rows]
+    if rows:
+        return {"terms": terms, "documents": int(rows[0][3]), "average_length": float(rows[0][4])}
+    return {"terms": [], "documents": None, "average_length": None}
+
+
+def _fused_cte(mode: str, ranking: Ranking, params: dict) -> str:
+    """One row per candidate with its ranks and score. Hybrid: weighted reciprocal rank fusion, normalised
+    so a memory first in both lists scores 1. Vector: the cosine similarity. Keyword: the BM25 score divided
+    by the sum of the query terms' IDF (about 1 for a memory holding each query word once)."""
     if mode == "hybrid":
-        params["rrf_k"] = RRF_K
+        params.update({"fusion_k": ranking.fusion_k, "vector_weight": ranking.vector_weight,
+                       "keyword_weight": ranking.keyword_weight})
         return """fused AS (
             SELECT COALESCE(v.id, k.id) AS id, v.rank AS vector_rank, k.rank AS keyword_rank,
-                   1 - v.distance AS similarity,
-                   (COALESCE(1.0 / (%(rrf_k)s + v.rank), 0) + COALESCE(1.0 / (%(rrf_k)s + k.rank), 0))
-                       / (2.0 / (%(rrf_k)s + 1)) AS score
+                   1 - v.distance AS similarity, k.keyword_score,
+                   (COALESCE(%(vector_weight)s::float / (%(fusion_k)s + v.rank), 0)
+                    + COALESCE(%(keyword_weight)s::float / (%(fusion_k)s + k.rank), 0))
+                   / ((%(vector_weight)s::float + %(keyword_weight)s::float) / (%(fusion_k)s + 1)) AS score
             FROM vector_hits v FULL OUTER JOIN keyword_hits k ON v.id = k.id
         )"""
     if mode == "vector":
         return """fused AS (
             SELECT id, rank AS vector_rank, NULL::bigint AS keyword_rank, 1 - distance AS similarity,
-                   1 - distance AS score
+                   NULL::float AS keyword_score, 1 - distance AS score
             FROM vector_hits
         )"""
     return """fused AS (
-        SELECT id, NULL::bigint AS vector_rank, rank AS keyword_rank, NULL::float AS similarity,
-               keyword_score AS score
+        SELECT id, NULL::bigint AS vector_rank, rank AS keyword_rank, NULL::float AS similarity, keyword_score,
+               keyword_score / greatest((SELECT sum(idf) FROM keyword_terms), 1e-9) AS score
         FROM keyword_hits
     )"""
 
 
-def _page_sql(ctes: list[str], min_score: float | None, params: dict) -> str:
-    """The statement: the CTEs, then the best `limit` memories above `min_score`, with their ranks."""
+def _page_sql(ctes: list[str], search: SearchQuery, params: dict) -> str:
+    """The statement: the CTEs, then the best `limit` memories above `min_score`, with their ranks. Ties go
+    to the newer memory, then by content: never to a random id."""
+    score = "f.score"
+    if search.include_superseded and search.valid_at is None:
+        score = f"f.score * CASE WHEN m.status = 'superseded' THEN {SUPERSEDED_SCORE_FACTOR} ELSE 1 END"
     min_score_clause = ""
-    if min_score is not None:
-        min_score_clause = "WHERE f.score >= %(min_score)s"
-        params["min_score"] = min_score
+    if search.min_score is not None:
+        min_score_clause = f"WHERE {score} >= %(min_score)s"
+        params["min_score"] = search.min_score
     return f"""
         WITH {", ".join(ctes)}
         SELECT {", ".join("m." + column for column in _MEMORY_COLUMNS)},
-               f.score AS search_score, f.vector_rank, f.keyword_rank, f.similarity
+               {score} AS search_score, f.vector_rank, f.keyword_rank, f.similarity, f.keyword_score
         FROM fused f JOIN memories_memory m ON m.id = f.id
         {min_score_clause}
-        ORDER BY f.score DESC, m.id
+        ORDER BY search_score DESC, m.created_at DESC, m.content_hash, m.id
         LIMIT %(limit)s
     """
 
 
-def _run(sql: str, params: dict, candidates: int) -> list[Memory]:
-    if candidates <= _DEFAULT_EF_SEARCH:
-        # hnsw.iterative_scan is set on every connection (settings.DATABASES OPTIONS), so the common
-        # case is a single statement.
+def _run(sql: str, params: dict, candidates: int, *, through_index: bool) -> list[Memory]:
+    if candidates <= _DEFAULT_EF_SEARCH or not through_index:
+        # hnsw.iterative_scan is set on every connection (settings.DATABASES OPTIONS), so the common case is
+        # a single statement. A search scoped to a user or a session compares its memories exactly unless it
+        # holds thousands, and then the iterative scan still brings the whole pool.
         return list(Memory.objects.raw(sql, params))
-    # A wider candidate pool than HNSW's default search breadth: widen it for this query only.
+    # A store-wide search with a pool wider than HNSW's default search breadth: widen it for this query only
+    # (connection-wide, it would make the planner shun the index for every search of a mid-sized store).
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(candidates)])
         return list(Memory.objects.raw(sql, params))
@@ -243,5 +410,6 @@ def _hits(rows: list[Memory], store: MemoryStore) -> list[SearchHit]:
             vector_rank=memory.vector_rank,
             keyword_rank=memory.keyword_rank,
             similarity=None if memory.similarity is None else float(memory.similarity),
+            keyword_score=None if memory.keyword_score is None else float(memory.keyword_score),
         ))
     return hits

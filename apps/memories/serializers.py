@@ -275,6 +275,23 @@ class SearchInput(serializers.Serializer):
     metadata = MetadataField(required=False)
     tags = serializers.ListField(child=CleanCharField(max_length=64), required=False, max_length=32)
     include_pending = serializers.BooleanField(required=False, default=False)
+    include_superseded = serializers.BooleanField(
+        required=False, default=False, help_text="Old values too, ranked below current facts of about the same relevance."
+    )
+    valid_at = serializers.DateTimeField(
+        required=False, help_text="Only memories that held at this moment (superseded ones included)."
+    )
+    created_after = serializers.DateTimeField(required=False)
+    created_before = serializers.DateTimeField(required=False)
+    explain = serializers.BooleanField(
+        required=False, default=False, help_text="Each hit's rank and score per signal, and the ranking used."
+    )
+
+    def validate(self, attrs):
+        after, before = attrs.get("created_after"), attrs.get("created_before")
+        if after and before and before <= after:
+            raise serializers.ValidationError({"created_before": ["Must be after created_after."]})
+        return attrs
 
 
 class SearchHitOutput(serializers.Serializer):
@@ -283,11 +300,18 @@ class SearchHitOutput(serializers.Serializer):
     vector_rank = serializers.IntegerField(allow_null=True)
     keyword_rank = serializers.IntegerField(allow_null=True)
     similarity = serializers.FloatField(allow_null=True)
+    keyword_score = serializers.FloatField(allow_null=True, help_text="The memory's BM25 score for the query.")
+    explain = serializers.DictField(
+        required=False, help_text="With `explain`: per signal, the rank, score and share of the fused score."
+    )
 
 
 class SearchOutput(serializers.Serializer):
     mode = serializers.CharField()
     results = SearchHitOutput(many=True)
+    explain = serializers.DictField(
+        required=False, help_text="With `explain`: the ranking used and the query terms' statistics in the scope."
+    )
 
 
 class MemoryListQuery(QuerySerializer):

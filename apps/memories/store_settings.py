@@ -71,6 +71,12 @@ LIMITS: dict[str, dict[str, Limit]] = {
         "mode": Limit(str, default="hybrid", choices=SEARCH_MODES),
         "limit": Limit(int, default=10, low=1, high=100),
         "min_score": Limit(float, default=None, low=-1, high=1),  # None: every hit, however weak
+        # Ranking (apps/memories/search.py): reciprocal rank fusion's constant, each signal's weight in it,
+        # and how many memories each signal contributes to the fusion.
+        "fusion_k": Limit(int, setting="SEARCH_FUSION_K", low=1, high=1000),
+        "vector_weight": Limit(float, setting="SEARCH_VECTOR_WEIGHT", low=0, high=10),
+        "keyword_weight": Limit(float, setting="SEARCH_KEYWORD_WEIGHT", low=0, high=10),
+        "candidate_depth": Limit(int, setting="SEARCH_CANDIDATE_DEPTH", low=10, high=1000),
     },
 }
 
@@ -100,6 +106,10 @@ def store_settings_validate(group: str, raw: dict | None, *, chosen: set[str] | 
         problem = extractor_problem(raw["extractor"])
         if problem:
             raise _invalid(group, "extractor", problem)
+    if group == "search_defaults":
+        weights = [raw.get(name, limits[name].server_default()) for name in ("vector_weight", "keyword_weight")]
+        if sum(weights) <= 0:
+            raise _invalid(group, "vector_weight", "vector_weight and keyword_weight cannot both be 0")
     return dict(raw)
 
 
@@ -165,6 +175,10 @@ class SearchSettings:
     mode: str
     limit: int
     min_score: float | None
+    fusion_k: int
+    vector_weight: float
+    keyword_weight: float
+    candidate_depth: int
 
 
 def search_settings_for(store) -> SearchSettings:

@@ -169,6 +169,18 @@ def test_search_includes_pending_memories_only_when_asked(hub):
     assert hit.memory.status == "pending_review"
 
 
+def test_search_explains_and_filters_by_time(hub):
+    [alice] = hub.memories.bulk_add(STORE, [{"user_id": "alice", "content": "Alice is allergic to peanuts"}])
+    written = datetime.now(UTC)
+
+    [hit] = hub.search(STORE, "peanuts", user_id="alice", explain=True)
+    assert hit.keyword_score > 0 and hit.explain["keyword"]["rank"] == 1
+    assert hit.explain["vector"]["contribution"] + hit.explain["keyword"]["contribution"] == pytest.approx(hit.score)
+    assert hub.search(STORE, "peanuts", user_id="alice", created_after=written + timedelta(minutes=1)) == []
+    assert hub.search(STORE, "peanuts", user_id="alice", valid_at=written - timedelta(days=1)) == []
+    assert [h.memory.id for h in hub.search(STORE, "peanuts", user_id="alice", valid_at=written)] == [alice.memory.id]
+
+
 # --- Erasing a user -------------------------------------------------------------------------------
 
 

@@ -154,10 +154,12 @@ def _fill(store, batches):
 def test_planner_chooses_hnsw_and_gin_indexes_on_its_own(tenant_a):
     store = store_create(tenant=tenant_a.tenant, name="big", embedding_provider="hash", embedding_dimension=384)
     _fill(store, 6)
-    plan = _explain_search(store, SearchQuery(query="tea in paris", mode="vector", limit=10))
+    # 3,000 memories: a pool of 100 is found faster by reading them all, and the planner knows it; a pool of
+    # 40 out of them is where the index pays.
+    plan = _explain_search(store, SearchQuery(query="tea in paris", mode="vector", limit=10, candidate_depth=40))
     assert "memory_embedding_hnsw_384" in plan, plan
     # A selective word: the full-text side goes through the GIN index.
-    hybrid = _explain_search(store, SearchQuery(query="zeppelin", limit=10))
+    hybrid = _explain_search(store, SearchQuery(query="zeppelin", limit=10, candidate_depth=40))
     assert "memory_embedding_hnsw_384" in hybrid and "memory_search_vector" in hybrid, hybrid
 
 

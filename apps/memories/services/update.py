@@ -130,10 +130,13 @@ def memory_set_status(
 
 
 def memory_supersede(*, old: Memory, new: Memory, actor: Actor, reason: str = "", context: dict | None = None) -> Memory:
-    """Retire `old` in favour of `new`: superseded, valid until now, linked to its successor."""
+    """Retire `old` in favour of `new`: superseded, linked to its successor, and valid until the new value
+    took over (its valid_from, never later than now nor before the old one began), so the two never overlap."""
+    now = timezone.now()
+    ended = max(old.valid_from, min(new.valid_from or now, now)) if old.valid_from else min(new.valid_from or now, now)
     return memory_update(
         memory=old,
-        changes={"status": Memory.Status.SUPERSEDED, "valid_to": timezone.now(), "superseded_by": new},
+        changes={"status": Memory.Status.SUPERSEDED, "valid_to": ended, "superseded_by": new},
         actor=actor,
         reason=reason or "superseded by a newer value",
         context=context,

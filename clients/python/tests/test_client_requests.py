@@ -108,6 +108,26 @@ def test_search_body(server, hub):
     }
 
 
+def test_search_time_filters_and_explain(server, hub):
+    explained = {"vector": {"rank": 2, "similarity": 0.5, "contribution": 0.4},
+                 "keyword": {"rank": 1, "score": 3.2, "contribution": 0.5}}
+    server.script(Reply(body={"mode": "hybrid", "results": [
+        {"memory": memory(1), "score": 0.9, "vector_rank": 2, "keyword_rank": 1, "similarity": 0.5,
+         "keyword_score": 3.2, "explain": explained},
+    ], "explain": {"fusion_k": 5}}))
+
+    hits = hub.search("main", "tea", user_id="alice", include_superseded=True, explain=True,
+                      valid_at=datetime(2026, 3, 1, tzinfo=UTC), created_after="2026-01-01T00:00:00Z",
+                      created_before=datetime(2026, 6, 1, tzinfo=UTC))
+
+    assert (hits[0].keyword_score, hits[0].explain) == (3.2, explained)
+    assert server.requests[0].body == {
+        "query": "tea", "user_id": "alice", "limit": 10, "valid_at": "2026-03-01T00:00:00+00:00",
+        "created_after": "2026-01-01T00:00:00Z", "created_before": "2026-06-01T00:00:00+00:00",
+        "include_superseded": True, "explain": True,
+    }
+
+
 def test_search_with_limit_none_leaves_the_limit_to_the_store(server, hub):
     server.script(Reply(body={"results": []}))
 

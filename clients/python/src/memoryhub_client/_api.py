@@ -182,6 +182,11 @@ def search(
     metadata: Mapping[str, Any] | None,
     tags: Iterable[str] | None,
     include_pending: bool,
+    include_superseded: bool = False,
+    valid_at: Any = None,
+    created_after: Any = None,
+    created_before: Any = None,
+    explain: bool = False,
 ) -> Call[list[SearchHit]]:
     body = {
         "query": query,
@@ -195,10 +200,15 @@ def search(
             memory_types=list(memory_types) if memory_types is not None else None,
             metadata=dict(metadata) if metadata is not None else None,
             tags=list(tags) if tags is not None else None,
+            valid_at=valid_at,
+            created_after=created_after,
+            created_before=created_before,
         ),
     }
-    if include_pending:
-        body["include_pending"] = True
+    for flag, value in (("include_pending", include_pending), ("include_superseded", include_superseded),
+                        ("explain", explain)):
+        if value:
+            body[flag] = True
     return Call("POST", _store(store, "search"), _results(SearchHit.from_json), body=body, retry=True)
 
 

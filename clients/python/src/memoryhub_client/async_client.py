@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from datetime import datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -416,15 +417,23 @@ class AsyncMemoryHub:
         metadata: Mapping[str, Any] | None = None,
         tags: Iterable[str] | None = None,
         include_pending: bool = False,
+        include_superseded: bool = False,
+        valid_at: datetime | str | None = None,
+        created_after: datetime | str | None = None,
+        created_before: datetime | str | None = None,
+        explain: bool = False,
     ) -> builtins.list[SearchHit]:
         """Search memories, best first (`mode`: hybrid, vector or keyword; None: the store's default).
 
-        `limit=None` leaves the number of results to the store's search defaults.
+        `limit=None` leaves the number of results to the store's search defaults. `valid_at`: only memories that
+        held at that moment (superseded ones included); `include_superseded`: old values too, below current ones;
+        `explain`: each hit's `explain` holds its rank, score and share per signal.
         """
         return await self._transport.run(_api.search(
             store, query, user_id=user_id, agent_id=agent_id, session_id=session_id, limit=limit, mode=mode,
             min_score=min_score, memory_types=memory_types, metadata=metadata, tags=tags,
-            include_pending=include_pending,
+            include_pending=include_pending, include_superseded=include_superseded, valid_at=valid_at,
+            created_after=created_after, created_before=created_before, explain=explain,
         ))
 
     async def context(

@@ -176,6 +176,8 @@ class SearchHit(Model):
     vector_rank: int | None = None
     keyword_rank: int | None = None
     similarity: float | None = None
+    keyword_score: float | None = None  # BM25
+    explain: dict | None = None  # with search(explain=True): rank, score and share of the fused score per signal
     raw: dict = _raw()
 
     _parsers = {"memory": Memory.from_json}
