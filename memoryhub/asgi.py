@@ -1,10 +1,14 @@
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 # Django must be set up before anything imports models (the websocket routes do).
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
+
+from memoryhub.asgi_handler import ThreadedASGIHandler  # noqa: E402
+
+django_asgi_app = ThreadedASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -22,8 +22,8 @@ from apps.core.errors import ApplicationError
 from apps.memories.models import FULL_TEXT_CONFIG, Memory, MemoryStore
 
 SEARCH_MODES = ("hybrid", "vector", "keyword")
-# Okapi BM25's term-frequency saturation and length normalisation: Lucene's (Anserini's) values for short
-# passages, which memories are (the textbook 1.2 and 0.75 suit long documents).
+# Okapi BM25's saturation and length normalisation: Lucene's (Anserini's) values for short passages, which
+# memories are (the textbook 1.2 and 0.75 suit long documents).
 BM25_K1 = 0.9
 BM25_B = 0.4
 _DEFAULT_EF_SEARCH = 40  # pgvector's default hnsw.ef_search
@@ -232,38 +232,37 @@ def _vector_hits_cte(dimension: int, where: str, *, exact_when_few: bool) -> str
     """
     # `dimension` comes from the database (one of SUPPORTED_DIMENSIONS): the cast must match the
     # partial index's expression for the planner to use it.
-    distance = f"m.embedding::vector({dimension}) <=> %(query_vector)s::vector({dimension})"
+    def distance(table: str) -> str:
+        return f"{table}.embedding::vector({dimension}) <=> %(query_vector)s::vector({dimension})"
 
     def nearest_by_index(condition: str = "TRUE") -> str:
-        return f"""SELECT m.id, m.created_at, m.content_hash, ({distance}) AS distance
+        return f"""SELECT m.id, m.created_at, m.content_hash, m.status, ({distance("m")}) AS distance
              FROM memories_memory m
              WHERE m.embedding_dimension = {dimension} AND {where} AND {condition}
-             ORDER BY {distance}
+             ORDER BY {distance("m")}
              LIMIT %(candidates)s"""
 
     # Ties go to the newer memory, then by content, as in the page (_page_sql): ranks follow the page's order.
     ranked = "row_number() OVER (ORDER BY distance, created_at DESC, content_hash, id) AS rank"
     if not exact_when_few:
         return f"""vector_hits AS MATERIALIZED (
-        SELECT id, distance, {ranked}
+        SELECT id, created_at, content_hash, status, distance, {ranked}
         FROM ({nearest_by_index()}) nearest
     )"""
+    # The scope is read once, embeddings included: the exact branch ranks it without going back to the table.
     return f"""vector_scope AS MATERIALIZED (
-        SELECT m.id FROM memories_memory m
+        SELECT m.id, m.created_at, m.content_hash, m.status, m.embedding FROM memories_memory m
         WHERE m.embedding_dimension = {dimension} AND {where}
         LIMIT %(exact_max_rows)s + 1
     ),
     vector_hits AS MATERIALIZED (
-        SELECT id, distance, {ranked}
+        SELECT id, created_at, content_hash, status, distance, {ranked}
         FROM (
-            (SELECT id, created_at, content_hash, distance
+            (SELECT id, created_at, content_hash, status, distance
              FROM (
-                 -- OFFSET 0 keeps the sort on the computed distances: the index cannot serve it.
-                 SELECT m.id, m.created_at, m.content_hash, ({distance}) AS distance
-                 FROM memories_memory m
-                 WHERE m.id IN (SELECT id FROM vector_scope)
-                   AND (SELECT count(*) FROM vector_scope) <= %(exact_max_rows)s
-                 OFFSET 0
+                 SELECT s.id, s.created_at, s.content_hash, s.status, ({distance("s")}) AS distance
+                 FROM vector_scope s
+                 WHERE (SELECT count(*) FROM vector_scope) <= %(exact_max_rows)s
              ) scoped
              ORDER BY distance, created_at DESC, content_hash, id
              LIMIT %(candidates)s)
@@ -280,18 +279,24 @@ def _keyword_hits_cte(where: str) -> str:
     of their conversations) weighs little, whatever the rest of the store holds: a memory matching no query
     word cannot contain one, so the matches give each word's document frequency exactly, and the scope
     (at most SEARCH_KEYWORD_STATS_MAX_ROWS of its memories) gives the document count and average length.
-    A document's length is its number of distinct lexemes.
+    A memory's length is its number of distinct lexemes, and a word counts once in it however often it is
+    repeated: memories are short, a repeated word in one is rare, and counting repeats (which needs each
+    memory's positions unpacked) made searches slower and no better on the dev conversations.
     """
     # plainto_tsquery ANDs the words; OR them instead so a memory matching some words still ranks.
     return f"""keyword_query AS MATERIALIZED (
         SELECT replace(plainto_tsquery('{FULL_TEXT_CONFIG}', %(text)s)::text, '&', '|')::tsquery AS query,
                tsvector_to_array(to_tsvector('{FULL_TEXT_CONFIG}', %(text)s)) AS terms
     ),
-    keyword_frequencies AS MATERIALIZED (
-        SELECT m.id, m.created_at, m.content_hash, t.lexeme AS term, cardinality(t.positions) AS frequency,
-               length(m.search_vector) AS document_length
-        FROM memories_memory m, keyword_query q, unnest(m.search_vector) t
-        WHERE m.search_vector @@ q.query AND {where} AND t.lexeme = ANY(q.terms)
+    keyword_matches AS MATERIALIZED (
+        SELECT m.id, m.created_at, m.content_hash, m.status, tsvector_to_array(m.search_vector) AS lexemes
+        FROM memories_memory m, keyword_query q
+        WHERE m.search_vector @@ q.query AND {where}
+    ),
+    keyword_occurrences AS MATERIALIZED (
+        SELECT km.id, km.created_at, km.content_hash, km.status, t.term, cardinality(km.lexemes) AS document_length
+        FROM keyword_matches km, keyword_query q, unnest(q.terms) t(term)
+        WHERE t.term = ANY(km.lexemes)
     ),
     keyword_scope AS MATERIALIZED (
         SELECT count(*)::float8 AS documents, COALESCE(avg(document_length), 1)::float8 AS average_length
@@ -302,18 +307,18 @@ def _keyword_hits_cte(where: str) -> str:
         SELECT term, document_frequency,
                ln(1 + (greatest(s.documents, document_frequency) - document_frequency + 0.5)
                       / (document_frequency + 0.5)) AS idf
-        FROM (SELECT term, count(*)::float8 AS document_frequency FROM keyword_frequencies GROUP BY term) counted,
+        FROM (SELECT term, count(*)::float8 AS document_frequency FROM keyword_occurrences GROUP BY term) counted,
              keyword_scope s
     ),
     keyword_hits AS MATERIALIZED (
-        SELECT id, keyword_score,
+        SELECT id, created_at, content_hash, status, keyword_score,
                row_number() OVER (ORDER BY keyword_score DESC, created_at DESC, content_hash, id) AS rank
         FROM (
-            SELECT f.id, f.created_at, f.content_hash,
-                   sum(t.idf * f.frequency * {BM25_K1 + 1} / (f.frequency + {BM25_K1} * (
+            SELECT f.id, f.created_at, f.content_hash, f.status,
+                   sum(t.idf * {BM25_K1 + 1} / (1 + {BM25_K1} * (
                        {1 - BM25_B} + {BM25_B} * f.document_length / greatest(s.average_length, 1)))) AS keyword_score
-            FROM keyword_frequencies f JOIN keyword_terms t USING (term), keyword_scope s
-            GROUP BY f.id, f.created_at, f.content_hash
+            FROM keyword_occurrences f JOIN keyword_terms t USING (term), keyword_scope s
+            GROUP BY f.id, f.created_at, f.content_hash, f.status
         ) scored
         ORDER BY keyword_score DESC, created_at DESC, content_hash, id
         LIMIT %(candidates)s
@@ -339,15 +344,16 @@ def _keyword_statistics(where: str, params: dict) -> dict:
 
 
 def _fused_cte(mode: str, ranking: Ranking, params: dict) -> str:
-    """One row per candidate with its ranks and score. Hybrid: weighted reciprocal rank fusion, normalised
-    so a memory first in both lists scores 1. Vector: the cosine similarity. Keyword: the BM25 score divided
-    by the sum of the query terms' IDF (about 1 for a memory holding each query word once)."""
+    """One row per candidate with its ranks, score and sort keys. Hybrid: weighted reciprocal rank fusion,
+    normalised so a memory first in both lists scores 1. Vector: the cosine similarity. Keyword: the BM25 score
+    divided by the sum of the query terms' IDF (about 1 for a memory holding each query word once)."""
     if mode == "hybrid":
         params.update({"fusion_k": ranking.fusion_k, "vector_weight": ranking.vector_weight,
                        "keyword_weight": ranking.keyword_weight})
         return """fused AS (
-            SELECT COALESCE(v.id, k.id) AS id, v.rank AS vector_rank, k.rank AS keyword_rank,
-                   1 - v.distance AS similarity, k.keyword_score,
+            SELECT COALESCE(v.id, k.id) AS id, COALESCE(v.created_at, k.created_at) AS created_at,
+                   COALESCE(v.content_hash, k.content_hash) AS content_hash, COALESCE(v.status, k.status) AS status,
+                   v.rank AS vector_rank, k.rank AS keyword_rank, 1 - v.distance AS similarity, k.keyword_score,
                    (COALESCE(%(vector_weight)s::float / (%(fusion_k)s + v.rank), 0)
                     + COALESCE(%(keyword_weight)s::float / (%(fusion_k)s + k.rank), 0))
                    / ((%(vector_weight)s::float + %(keyword_weight)s::float) / (%(fusion_k)s + 1)) AS score
@@ -355,12 +361,13 @@ def _fused_cte(mode: str, ranking: Ranking, params: dict) -> str:
         )"""
     if mode == "vector":
         return """fused AS (
-            SELECT id, rank AS vector_rank, NULL::bigint AS keyword_rank, 1 - distance AS similarity,
-                   NULL::float AS keyword_score, 1 - distance AS score
+            SELECT id, created_at, content_hash, status, rank AS vector_rank, NULL::bigint AS keyword_rank,
+                   1 - distance AS similarity, NULL::float AS keyword_score, 1 - distance AS score
             FROM vector_hits
         )"""
     return """fused AS (
-        SELECT id, NULL::bigint AS vector_rank, rank AS keyword_rank, NULL::float AS similarity, keyword_score,
+        SELECT id, created_at, content_hash, status, NULL::bigint AS vector_rank, rank AS keyword_rank,
+               NULL::float AS similarity, keyword_score,
                keyword_score / greatest((SELECT sum(idf) FROM keyword_terms), 1e-9) AS score
         FROM keyword_hits
     )"""
@@ -368,22 +375,30 @@ def _fused_cte(mode: str, ranking: Ranking, params: dict) -> str:
 
 def _page_sql(ctes: list[str], search: SearchQuery, params: dict) -> str:
     """The statement: the CTEs, then the best `limit` memories above `min_score`, with their ranks. Ties go
-    to the newer memory, then by content: never to a random id."""
+    to the newer memory, then by content: never to a random id. The page is chosen from the candidates'
+    own columns, so only its rows are read from the table (by primary key)."""
     score = "f.score"
     if search.include_superseded and search.valid_at is None:
-        score = f"f.score * CASE WHEN m.status = 'superseded' THEN {SUPERSEDED_SCORE_FACTOR} ELSE 1 END"
+        score = f"f.score * CASE WHEN f.status = 'superseded' THEN {SUPERSEDED_SCORE_FACTOR} ELSE 1 END"
     min_score_clause = ""
     if search.min_score is not None:
         min_score_clause = f"WHERE {score} >= %(min_score)s"
         params["min_score"] = search.min_score
+    order = "search_score DESC, created_at DESC, content_hash, id"
     return f"""
-        WITH {", ".join(ctes)}
+        WITH {", ".join(ctes)},
+        page AS MATERIALIZED (
+            SELECT f.id, f.created_at, f.content_hash, {score} AS search_score, f.vector_rank, f.keyword_rank,
+                   f.similarity, f.keyword_score
+            FROM fused f
+            {min_score_clause}
+            ORDER BY {order}
+            LIMIT %(limit)s
+        )
         SELECT {", ".join("m." + column for column in _MEMORY_COLUMNS)},
-               {score} AS search_score, f.vector_rank, f.keyword_rank, f.similarity, f.keyword_score
-        FROM fused f JOIN memories_memory m ON m.id = f.id
-        {min_score_clause}
-        ORDER BY search_score DESC, m.created_at DESC, m.content_hash, m.id
-        LIMIT %(limit)s
+               p.search_score, p.vector_rank, p.keyword_rank, p.similarity, p.keyword_score
+        FROM page p JOIN memories_memory m ON m.id = p.id
+        ORDER BY p.search_score DESC, p.created_at DESC, p.content_hash, p.id
     """
 
 
