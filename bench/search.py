@@ -1,9 +1,11 @@
 """Search and bulk-ingest benchmark of memoryhub over real HTTP; writes its section of docs/performance.md.
 
-    .venv/bin/python bench/search.py [--n 100000] [--users 1000] [--duration 15] [--web-workers 2] [--smoke]
+    .venv/bin/python bench/search.py [--n 100000] [--users 1000] [--duration 15] [--web-workers 2]
+        [--phases search,ingest,realistic] [--realistic-embedders local,hash] [--smoke]
 
 Seeds a hash-embedded store in its own database (memoryhub_bench), starts uvicorn on a free port,
-drives POST .../search and POST .../memories/bulk with httpx, EXPLAINs the search SQL and writes its
+drives POST .../search and POST .../memories/bulk with httpx, EXPLAINs the search SQL, then runs the
+realistic phase (LoCoMo conversations as users, per embedder: bench/realistic.py) and writes its
 section of the report (bench/report.py). See bench/README.md.
 """
 
@@ -12,9 +14,13 @@ import json
 import math
 import random
 import re
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
+import locomo
+import realistic
 import report
 from harness import (
     ROOT,
@@ -42,8 +48,11 @@ TARGET_N = 100_000
 TARGET_P50_MS = 10.0
 TARGET_P95_MS = 25.0
 TARGET_INGEST_PER_SECOND = 2_000.0
+PHASES = ("search", "ingest", "realistic")
+LOCOMO_DATA = (ROOT.parent / "shared" / "data" / "locomo-dev.json").resolve()
 SMOKE = dict(n=200, users=10, duration=0.3, warmup=0.1, concurrency="1", web_workers=1, ingest_batches=2,
-             batch_size=20, ingest_concurrency="1")
+             batch_size=20, ingest_concurrency="1", realistic_embedders="hash", realistic_single_adds=6,
+             realistic_batch_size=20, realistic_concurrency="1,2")
 
 
 def options(argv=None) -> argparse.Namespace:
@@ -59,17 +68,49 @@ def options(argv=None) -> argparse.Namespace:
     parser.add_argument("--ingest-batches", type=int, default=20, help="bulk requests per ingest phase")
     parser.add_argument("--batch-size", type=int, default=500, help="memories per bulk request (default 500)")
     parser.add_argument("--ingest-concurrency", default="1,2", help="ingest concurrencies (default 1,2)")
-    parser.add_argument("--seed", type=int, default=1234, help="random seed of the corpus")
+    parser.add_argument("--seed", type=int, default=1234, help="random seed of the corpus and of the question order")
     parser.add_argument("--reseed", action="store_true", help="reseed even if the store already holds N memories")
     parser.add_argument(
         "--seed-only", action="store_true", help="seed (or check) the store and print query plans; no load test"
     )
+    parser.add_argument("--phases", default=",".join(PHASES),
+                        help="which to run, comma-separated: search (the seeded store: query plans and searches), "
+                        "ingest (bulk ingest, synthetic), realistic (LoCoMo users); default all. A run of some "
+                        "writes no report unless --report is given")
+    parser.add_argument("--realistic-data", type=Path, default=LOCOMO_DATA,
+                        help="the LoCoMo file of the realistic phase (default ../shared/data/locomo-dev.json)")
+    parser.add_argument("--realistic-embedders", default=",".join(realistic.EMBEDDERS),
+                        help="a store per embedder in the realistic phase (default local,hash)")
+    parser.add_argument("--realistic-single-adds", type=int, default=300,
+                        help="turns added one POST each, the last of each conversation (default 300)")
+    parser.add_argument("--realistic-batch-size", type=int, default=100,
+                        help="memories per bulk request in the realistic phase (default 100)")
+    parser.add_argument("--realistic-concurrency", default="1,4",
+                        help="hybrid search at each; vector and keyword at the lowest (default 1,4)")
     args = parse_args(parser, argv, smoke=SMOKE)
     args.concurrency = int_list(parser, "--concurrency", args.concurrency)
     args.ingest_concurrency = int_list(parser, "--ingest-concurrency", args.ingest_concurrency)
+    args.realistic_concurrency = int_list(parser, "--realistic-concurrency", args.realistic_concurrency)
+    args.phases = _choices(parser, "--phases", args.phases, PHASES)
+    args.realistic_embedders = _choices(parser, "--realistic-embedders", args.realistic_embedders,
+                                        realistic.EMBEDDERS)
     if args.n < 1 or args.users < 1 or args.users > args.n:
         parser.error("need 1 <= --users <= --n")
+    if args.realistic_single_adds < 0 or not 1 <= args.realistic_batch_size <= 500:
+        parser.error("need --realistic-single-adds >= 0 and --realistic-batch-size 1-500")
+    if args.seed_only and "search" not in args.phases:
+        parser.error("--seed-only seeds the store of the search phase: keep search in --phases")
+    given = sys.argv[1:] if argv is None else argv
+    if len(args.phases) < len(PHASES) and not any(arg.split("=")[0] == "--report" for arg in given):
+        args.report = None  # a page with only some of the section's tables would lose the others
     return args
+
+
+def _choices(parser, name: str, text: str, known: tuple[str, ...]) -> list[str]:
+    values = list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if not values or any(value not in known for value in values):
+        parser.error(f"{name} takes some of {','.join(known)}, comma-separated")
+    return [value for value in known if value in values]  # in the order they run
 
 
 # --- Setup ------------------------------------------------------------------------------------------
@@ -87,6 +128,8 @@ def prepare(args) -> tuple:
     tenant, raw_key = bench_tenant_and_key(key_name=KEY_NAME)
 
     corpus = Corpus(args.seed)
+    if "search" not in args.phases:
+        return tenant, raw_key, corpus, None, None
     signature = json.dumps(
         {"bench": "search", "n": args.n, "users": args.users, "seed": args.seed, "corpus": CORPUS_VERSION},
         sort_keys=True,
@@ -384,7 +427,8 @@ def run_ingest_phases(server, raw_key: str, corpus, args) -> list[IngestResult]:
 # --- Report ---------------------------------------------------------------------------------------
 
 
-def section(args, *, env, seed_result, explained, search_results, ingest_results) -> report.Section:
+def section(args, *, env, seed_result, explained, search_results, ingest_results, realistic_runs, work,
+            others) -> report.Section:
     at = "" if args.n == TARGET_N else f" (at {args.n:,} memories; the target is for {TARGET_N:,})"
     targets = [
         report.target(f"Per-user hybrid search p{p}, concurrency {r.concurrency}{at}", r.percentile(p), unit="ms",
@@ -397,36 +441,46 @@ def section(args, *, env, seed_result, explained, search_results, ingest_results
                       unit="memories/s", at_least=TARGET_INGEST_PER_SECOND, digits=0, ok=not r.phase.errors)
         for r in ingest_results
     ]
-    seeding = "Seeding: the store of an earlier run with the same N, users and seed was reused."
-    if seed_result is not None:
-        seeding = (f"Seeding: {seed_result.total_seconds:.1f} s, of which generate + embed + COPY "
-                   f"{seed_result.load_seconds:.1f} s, index builds {seed_result.index_seconds:.1f} s, "
-                   f"VACUUM (ANALYZE) {seed_result.analyze_seconds:.1f} s.")
-    widened = ", ".join(query.title for query in explained if query.ef_search_raised) or "none"
-    search_note = (f"`POST {SEARCH_PATH}`, limit {args.limit}; {args.warmup:g} s warm-up, then {args.duration:g} s or "
-                   f"{args.max_requests:,} requests per phase. Empty: 200 with no results, an error except for keyword "
-                   "search.")
+    tables, notes = [], []
+    if "search" in args.phases:
+        seeding = "Seeding: the store of an earlier run with the same N, users and seed was reused."
+        if seed_result is not None:
+            seeding = (f"Seeding: {seed_result.total_seconds:.1f} s, of which generate + embed + COPY "
+                       f"{seed_result.load_seconds:.1f} s, index builds {seed_result.index_seconds:.1f} s, "
+                       f"VACUUM (ANALYZE) {seed_result.analyze_seconds:.1f} s.")
+        search_note = (f"`POST {SEARCH_PATH}`, limit {args.limit}; {args.warmup:g} s warm-up, then {args.duration:g} s "
+                       f"or {args.max_requests:,} requests per phase. Empty: 200 with no results, an error except for "
+                       "keyword search.")
+        tables.append(report.Table("Search over HTTP", [*report.PHASE_COLUMNS, "Empty"],
+                                   [[*report.phase_row(r.name, r), r.empty] for r in search_results],
+                                   note=search_note))
+        notes.append(seeding)
+    if "ingest" in args.phases:
+        tables.append(report.Table(
+            "Bulk ingest over HTTP", [*report.PHASE_COLUMNS, "Memories created", "Memories/s"],
+            [[*report.phase_row("bulk ingest", r.phase), r.memories, report.number(r.per_second, 0)]
+             for r in ingest_results],
+            note=f"`POST {INGEST_PATH}`, {args.batch_size} new memories a request, into a scratch store."))
+    if "realistic" in args.phases:
+        targets += realistic.targets(realistic_runs, work, args)
+        tables += realistic.tables(realistic_runs, work, args, others=others)
+    notes.append(report.first_errors([(result.name, result) for result in search_results]))
+    if "realistic" in args.phases:
+        notes.append(realistic.first_errors(realistic_runs))
+    if explained:
+        widened = ", ".join(query.title for query in explained if query.ef_search_raised) or "none"
+        notes.append("`EXPLAIN (ANALYZE, BUFFERS OFF)` of the SQL `memory_search` sends, on its connection just before "
+                     f"it (so with its settings); searches that raised `hnsw.ef_search`: {widened}.")
+    only = "" if len(args.phases) == len(PHASES) else f" Only these phases ran: {', '.join(args.phases)}."
     return report.Section(
         name="search",
         title="Search and bulk ingest",
         intro=f"Written by `bench/search.py` on {env['Date']}. Latencies are client-side, over HTTP on loopback, and "
-        "include authentication, the store lookup, embedding the query and serialising the results.",
+        f"include authentication, the store lookup, embedding the query and serialising the results.{only}",
         setup=env,
         targets=targets,
-        tables=[
-            report.Table("Search over HTTP", [*report.PHASE_COLUMNS, "Empty"],
-                         [[*report.phase_row(r.name, r), r.empty] for r in search_results], note=search_note),
-            report.Table("Bulk ingest over HTTP", [*report.PHASE_COLUMNS, "Memories created", "Memories/s"],
-                         [[*report.phase_row("bulk ingest", r.phase), r.memories, report.number(r.per_second, 0)]
-                          for r in ingest_results],
-                         note=f"`POST {INGEST_PATH}`, {args.batch_size} new memories a request, into a scratch store."),
-        ],
-        notes=[
-            seeding,
-            report.first_errors([(result.name, result) for result in search_results]),
-            "`EXPLAIN (ANALYZE, BUFFERS OFF)` of the SQL `memory_search` sends, on its connection just before it (so "
-            f"with its settings); searches that raised `hnsw.ef_search`: {widened}.",
-        ],
+        tables=tables,
+        notes=notes,
         plans=[(f"{q.title}: {q.vector_path}", q.plan) for q in explained],
     )
 
@@ -436,6 +490,12 @@ def section(args, *, env, seed_result, explained, search_results, ingest_results
 
 def main(argv=None) -> int:
     args = options(argv)
+    data = None
+    if "realistic" in args.phases:
+        try:  # a bad file stops the run before anything starts
+            data = locomo.load(args.realistic_data)
+        except locomo.DataError as error:
+            raise SystemExit(f"bad LoCoMo file: {error}") from None
     load_at_start = harness_start("memoryhub benchmark")
 
     import seeding
@@ -443,32 +503,51 @@ def main(argv=None) -> int:
 
     started = time.perf_counter()
     tenant, raw_key, corpus, store, seed_result = prepare(args)
-    log("query plans:")
-    explained = explain_searches(store, corpus, args)
-    for query in explained:
-        log(f"  {query.title}: {query.vector_path}")
-        for line in query.summary():
-            log(f"    {line}")
+    explained = []
+    if "search" in args.phases:
+        log("query plans:")
+        explained = explain_searches(store, corpus, args)
+        for query in explained:
+            log(f"  {query.title}: {query.vector_path}")
+            for line in query.summary():
+                log(f"    {line}")
     if args.seed_only:
         log(f"--seed-only: no load test and no report ({time.perf_counter() - started:.0f} s in all)")
         return 0
+    work = None
+    if data is not None:
+        work = realistic.plan(data, single_adds=args.realistic_single_adds)
+        log(f"realistic phase: {realistic.describe(work)}; {len(work.bulk):,} turns added in bulk, "
+            f"{len(work.single):,} one at a time")
 
     server_env = production_env()
-    ingest_store = fresh_ingest_store(tenant)
-    try:
-        log(f"starting uvicorn with {args.web_workers} web worker(s) ...")
-        with Server(root=ROOT, web_workers=args.web_workers, env=server_env, log=log) as server:
+    search_results, ingest_results, realistic_runs, others = [], [], [], 0
+    log(f"starting uvicorn with {args.web_workers} web worker(s) ...")
+    with Server(root=ROOT, web_workers=args.web_workers, env=server_env, log=log) as server:
+        if "search" in args.phases:
             log(f"server on {server.url}; search phases:")
             search_results = run_search_phases(server, raw_key, args)
+        if "ingest" in args.phases:
             log("bulk ingest:")
-            ingest_results = run_ingest_phases(server, raw_key, corpus, args)
-        log("server stopped")
-    finally:
-        seeding.delete_store(ingest_store)
+            ingest_store = fresh_ingest_store(tenant)
+            try:
+                ingest_results = run_ingest_phases(server, raw_key, corpus, args)
+            finally:
+                seeding.delete_store(ingest_store)
+        if work is not None:
+            log(f"realistic phase ({', '.join(args.realistic_embedders)} embedder):")
+            realistic_runs, others = realistic.run(server, raw_key, tenant, work, args)
+    log("server stopped")
 
+    described = []
+    if {"search", "ingest"} & set(args.phases):
+        described.append(f"{args.n:,} memories over {args.users:,} users, hash embedder, {DIMENSION} dimensions, "
+                         f"seed {args.seed}")
+    if work is not None:
+        described.append(f"realistic: {realistic.describe(work)}, embedders {', '.join(args.realistic_embedders)}")
     env = report.environment(
         script="search.py",
-        data=f"{args.n:,} memories over {args.users:,} users, hash embedder, {DIMENSION} dimensions, seed {args.seed}",
+        data="; ".join(described),
         server=report.server_description(args.web_workers),
         load_at_start=load_at_start,
     )
@@ -479,6 +558,9 @@ def main(argv=None) -> int:
         explained=explained,
         search_results=search_results,
         ingest_results=ingest_results,
+        realistic_runs=realistic_runs,
+        work=work,
+        others=others,
     )
     report.publish(results, args.report, log=log, started=started)
     return exit_status()

@@ -89,7 +89,7 @@ def _stop(process: subprocess.Popen) -> str:
 # A corpus of its own for extraction_quality.py (two conversations of a dev part), so the smoke neither waits
 # for nor depends on what bench/data/extraction holds; what the extractor makes of it is not checked.
 QUALITY_CORPUS = "tests/fixtures/extraction_quality"
-# And a LoCoMo-format file of its own for retrieval.py: two short conversations, with the malformed evidence ids the
+# And a LoCoMo-format file of its own for retrieval.py (and search.py's realistic phase): two short conversations, with the malformed evidence ids the
 # original has (split, normalised, one naming no turn), a question without evidence and an adversarial one.
 RETRIEVAL_DATA = "tests/fixtures/retrieval/locomo-mini.json"
 
@@ -97,8 +97,12 @@ RETRIEVAL_DATA = "tests/fixtures/retrieval/locomo-mini.json"
 @pytest.mark.parametrize(
     ("script", "section", "phases", "options", "printed"),
     [
-        # 4 search modes at concurrency 1, then bulk ingest
-        ("search.py", "search", 5, [], []),
+        # 4 search modes at concurrency 1, then bulk ingest; the realistic phase (hash embedder): bulk and single
+        # adds, hybrid, vector and keyword search at concurrency 1 and hybrid at 2
+        ("search.py", "search", 11, ["--realistic-data", RETRIEVAL_DATA],
+         [r"^realistic phase: `locomo-mini.json`: 2 conversations as 2 users of \d+-\d+ memories",
+          *(rf"^  realistic hash {phase} c={c} +failed=0 " for phase, c in (
+              ("bulk add", 1), ("single add", 1), ("hybrid", 1), ("vector", 1), ("keyword", 1), ("hybrid", 2)))]),
         # ingest with extraction off, on with the worker stopped, on with it running; lag idle and loaded;
         # throughput
         ("extraction.py", "extraction", 6, [], []),
