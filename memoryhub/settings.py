@@ -194,8 +194,9 @@ SEARCH_FUSION_K = env_int("SEARCH_FUSION_K", 5, minimum=1)
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 1.0)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 1.0)
 SEARCH_CANDIDATE_DEPTH = env_int("SEARCH_CANDIDATE_DEPTH", 100, minimum=1)
-# BM25's document count and average length come from at most this many memories of the searched scope.
-SEARCH_KEYWORD_STATS_MAX_ROWS = env_int("SEARCH_KEYWORD_STATS_MAX_ROWS", 20000, minimum=1)
+# BM25's document count and average length come from the searched scope when it holds at most this many
+# memories, else from a sample of this many (the count estimated from the share of it matching the query).
+SEARCH_KEYWORD_STATS_MAX_ROWS = env_int("SEARCH_KEYWORD_STATS_MAX_ROWS", 2000, minimum=1)
 # pgvector >= 0.8: let HNSW scans continue until enough rows pass the search filters (user, type...)
 # instead of stopping after ef_search candidates. Set per connection so searches need no transaction.
 _database["OPTIONS"].setdefault("options", "-c hnsw.iterative_scan=relaxed_order")

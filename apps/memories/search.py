@@ -277,8 +277,9 @@ def _keyword_hits_cte(where: str) -> str:
 
     Term statistics come from the searched scope itself, so a user's own vocabulary (their name, the months
     of their conversations) weighs little, whatever the rest of the store holds: a memory matching no query
-    word cannot contain one, so the matches give each word's document frequency exactly, and the scope
-    (at most SEARCH_KEYWORD_STATS_MAX_ROWS of its memories) gives the document count and average length.
+    word cannot contain one, so the matches give each word's document frequency exactly, and the scope gives
+    the document count and average length: exactly when it holds at most SEARCH_KEYWORD_STATS_MAX_ROWS memories
+    (a user's, typically), else from a sample of that many (a store-wide search).
     A memory's length is its number of distinct lexemes, and a word counts once in it however often it is
     repeated: memories are short, a repeated word in one is rare, and counting repeats (which needs each
     memory's positions unpacked) made searches slower and no better on the dev conversations.
@@ -293,32 +294,46 @@ def _keyword_hits_cte(where: str) -> str:
         FROM memories_memory m, keyword_query q
         WHERE m.search_vector @@ q.query AND {where}
     ),
-    keyword_occurrences AS MATERIALIZED (
-        SELECT km.id, km.created_at, km.content_hash, km.status, t.term, cardinality(km.lexemes) AS document_length
-        FROM keyword_matches km, keyword_query q, unnest(q.terms) t(term)
-        WHERE t.term = ANY(km.lexemes)
-    ),
     keyword_scope AS MATERIALIZED (
-        SELECT count(*)::float8 AS documents, COALESCE(avg(document_length), 1)::float8 AS average_length
-        FROM (SELECT length(m.search_vector) AS document_length FROM memories_memory m
+        SELECT count(*)::float8 AS sampled, count(*) FILTER (WHERE sampled.matches)::float8 AS sampled_matches,
+               COALESCE(avg(document_length), 1)::float8 AS average_length
+        FROM (SELECT length(m.search_vector) AS document_length, m.search_vector @@ q.query AS matches
+              FROM memories_memory m, keyword_query q
               WHERE {where} LIMIT %(stats_rows)s) sampled
     ),
+    keyword_documents AS MATERIALIZED (
+        -- The whole scope when it fits the sample; beyond, its size estimated from the share of the sample
+        -- that matches the query, against the exact number of matches.
+        SELECT s.average_length, CASE
+                   WHEN s.sampled < %(stats_rows)s THEN s.sampled
+                   WHEN s.sampled_matches = 0 THEN s.sampled + (SELECT count(*) FROM keyword_matches)
+                   ELSE greatest(s.sampled, s.sampled * (SELECT count(*) FROM keyword_matches) / s.sampled_matches)
+               END AS documents
+        FROM keyword_scope s
+    ),
     keyword_terms AS MATERIALIZED (
+        SELECT t.term, count(km.id)::float8 AS document_frequency
+        FROM keyword_query q CROSS JOIN unnest(q.terms) t(term)
+             LEFT JOIN keyword_matches km ON t.term = ANY(km.lexemes)
+        GROUP BY t.term
+    ),
+    keyword_idf AS MATERIALIZED (
         SELECT term, document_frequency,
-               ln(1 + (greatest(s.documents, document_frequency) - document_frequency + 0.5)
+               ln(1 + (greatest(d.documents, document_frequency) - document_frequency + 0.5)
                       / (document_frequency + 0.5)) AS idf
-        FROM (SELECT term, count(*)::float8 AS document_frequency FROM keyword_occurrences GROUP BY term) counted,
-             keyword_scope s
+        FROM keyword_terms, keyword_documents d
+        WHERE document_frequency > 0
     ),
     keyword_hits AS MATERIALIZED (
+        -- A word counts once per memory: a memory's score is its length factor times its query words' IDF.
         SELECT id, created_at, content_hash, status, keyword_score,
                row_number() OVER (ORDER BY keyword_score DESC, created_at DESC, content_hash, id) AS rank
         FROM (
-            SELECT f.id, f.created_at, f.content_hash, f.status,
-                   sum(t.idf * {BM25_K1 + 1} / (1 + {BM25_K1} * (
-                       {1 - BM25_B} + {BM25_B} * f.document_length / greatest(s.average_length, 1)))) AS keyword_score
-            FROM keyword_occurrences f JOIN keyword_terms t USING (term), keyword_scope s
-            GROUP BY f.id, f.created_at, f.content_hash, f.status
+            SELECT km.id, km.created_at, km.content_hash, km.status,
+                   {BM25_K1 + 1} / (1 + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * cardinality(km.lexemes)
+                                                       / greatest(d.average_length, 1)))
+                   * (SELECT sum(i.idf) FROM keyword_idf i WHERE i.term = ANY(km.lexemes)) AS keyword_score
+            FROM keyword_matches km, keyword_documents d
         ) scored
         ORDER BY keyword_score DESC, created_at DESC, content_hash, id
         LIMIT %(candidates)s
@@ -328,11 +343,10 @@ def _keyword_hits_cte(where: str) -> str:
 def _keyword_statistics(where: str, params: dict) -> dict:
     """The query's terms with their document frequency and IDF in the searched scope, for `explain`."""
     sql = f"""WITH {_keyword_hits_cte(where)}
-        SELECT q.term, COALESCE(t.document_frequency, 0),
-               COALESCE(t.idf, ln(1 + (s.documents + 0.5) / 0.5)), s.documents, s.average_length
-        FROM keyword_query, unnest(keyword_query.terms) q(term)
-             LEFT JOIN keyword_terms t ON t.term = q.term, keyword_scope s
-        ORDER BY q.term"""
+        SELECT t.term, t.document_frequency, COALESCE(i.idf, ln(1 + (d.documents + 0.5) / 0.5)), d.documents,
+               d.average_length
+        FROM keyword_terms t LEFT JOIN keyword_idf i ON i.term = t.term, keyword_documents d
+        ORDER BY t.term"""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -368,7 +382,7 @@ def _fused_cte(mode: str, ranking: Ranking, params: dict) -> str:
     return """fused AS (
         SELECT id, created_at, content_hash, status, NULL::bigint AS vector_rank, rank AS keyword_rank,
                NULL::float AS similarity, keyword_score,
-               keyword_score / greatest((SELECT sum(idf) FROM keyword_terms), 1e-9) AS score
+               keyword_score / greatest((SELECT sum(idf) FROM keyword_idf), 1e-9) AS score
         FROM keyword_hits
     )"""
 

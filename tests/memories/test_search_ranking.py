@@ -221,3 +221,19 @@ def test_bad_time_filters_are_refused_by_name(tenant_a, body, field):
     response = tenant_a.client("read").post(SEARCH, {"query": "tea", **body}, format="json")
     assert response.status_code == 400, response.content
     assert field in str(response.json())
+
+
+def test_a_scope_beyond_the_sample_estimates_its_size_from_the_share_that_matches(tenant_a, settings):
+    settings.SEARCH_KEYWORD_STATS_MAX_ROWS = 10
+    items = [MemoryInput(user_id="alice", content=f"{'apple' if index % 2 else 'pear'} note number {index}")
+             for index in range(40)]
+    memory_bulk_create(store=tenant_a.store, items=items, actor=Actor.system("test"))
+    response = _search(tenant_a.client("read"), query="apple", mode="keyword", user_id="alice", explain=True,
+                       limit=30)
+    keyword = response["explain"]["keyword"]
+    # 10 memories read, about half of them matching, 20 matches in all: about 40, not the 10 read.
+    assert 20 <= keyword["documents"] <= 80
+    [term] = keyword["terms"]
+    assert (term["term"], term["documents"]) == ("appl", 20) and term["idf"] > 0
+    assert len(response["results"]) == 20
+    assert all("apple" in hit["memory"]["content"] for hit in response["results"])
