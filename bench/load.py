@@ -312,3 +312,17 @@ def timed_request(
     if response.status_code != expect_status:
         return latency_ms, response, f"HTTP {response.status_code}: {response.text[:300]}"
     return latency_ms, response, ""
+
+
+def timed_search(client: httpx.Client, path: str, body: dict, *, empty_is_error: bool) -> Outcome:
+    """One search request's outcome: failed on an error or an answer without a results list, and, when
+    `empty_is_error`, on no results."""
+    latency_ms, response, error = timed_post(client, path, body, expect_status=200)
+    if error:
+        return Outcome(latency_ms, ok=False, error=error)
+    results = response.json().get("results")
+    if not isinstance(results, list):
+        return Outcome(latency_ms, ok=False, error=f"no results list in {response.text[:200]}")
+    if not results and empty_is_error:
+        return Outcome(latency_ms, ok=False, empty=True, error=f"no results for {body}")
+    return Outcome(latency_ms, ok=True, empty=not results)

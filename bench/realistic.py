@@ -16,7 +16,7 @@ from functools import partial
 import locomo
 import report
 from harness import log, phase_line
-from load import Outcome, PhaseResult, run_phase, timed_post
+from load import Outcome, PhaseResult, run_phase, timed_post, timed_search
 
 STORE_PREFIX = "bench-realistic"
 DIMENSION = 384
@@ -206,17 +206,9 @@ def search_phase(url: str, headers: dict, embedder: str, mode: str, concurrency:
     path = search_path(embedder)
 
     def request(client, rng) -> Outcome:
-        body = search_body(rng.choice(questions), mode, args.limit)
-        latency_ms, response, error = timed_post(client, path, body, expect_status=200)
-        if error:
-            return Outcome(latency_ms, ok=False, error=error)
-        results = response.json().get("results")
-        if not isinstance(results, list):
-            return Outcome(latency_ms, ok=False, error=f"no results list in {response.text[:200]}")
         # A user's turns may share no word with the question: an empty keyword result is a right answer.
-        if not results and mode != "keyword":
-            return Outcome(latency_ms, ok=False, empty=True, error=f"no results for {body}")
-        return Outcome(latency_ms, ok=True, empty=not results)
+        return timed_search(client, path, search_body(rng.choice(questions), mode, args.limit),
+                            empty_is_error=mode != "keyword")
 
     return run_phase(
         name=mode, url=url, headers=headers, request=request, concurrency=concurrency, warmup=args.warmup,

@@ -291,21 +291,13 @@ def explain_searches(store, corpus, args) -> list[ExplainedQuery]:
 
 def search_request(path: str, *, mode: str, per_user: bool, users: int, limit: int, empty_is_error: bool):
     from corpus import QUERIES
-    from load import Outcome, timed_post
+    from load import Outcome, timed_search
 
     def request(client, rng) -> Outcome:
         body = {"query": rng.choice(QUERIES), "mode": mode, "limit": limit}
         if per_user:
             body["user_id"] = f"user-{rng.randrange(users):06d}"
-        latency_ms, response, error = timed_post(client, path, body, expect_status=200)
-        if error:
-            return Outcome(latency_ms, ok=False, error=error)
-        results = response.json().get("results")
-        if not isinstance(results, list):
-            return Outcome(latency_ms, ok=False, error=f"no results list in {response.text[:200]}")
-        if not results and empty_is_error:
-            return Outcome(latency_ms, ok=False, empty=True, error=f"no results for {body}")
-        return Outcome(latency_ms, ok=True, empty=not results)
+        return timed_search(client, path, body, empty_is_error=empty_is_error)
 
     return request
 

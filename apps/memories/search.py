@@ -149,14 +149,20 @@ def search_explanation(result: SearchResult, search: SearchQuery) -> tuple[list[
     per_hit = []
     for hit in result.hits:
         signals: dict = {}
-        if hit.vector_rank is not None:
-            share = ranking.vector_weight / (ranking.fusion_k + hit.vector_rank) / best if hybrid else hit.similarity
-            signals["vector"] = {"rank": hit.vector_rank, "similarity": hit.similarity, "contribution": share}
-        if hit.keyword_rank is not None:
-            share = ranking.keyword_weight / (ranking.fusion_k + hit.keyword_rank) / best if hybrid else hit.score
-            signals["keyword"] = {"rank": hit.keyword_rank, "score": hit.keyword_score, "contribution": share}
+        # The shares add up to the score: a superseded memory's are scaled as its score is.
+        factor = 1.0
         if hit.memory.status == Memory.Status.SUPERSEDED and search.include_superseded and search.valid_at is None:
-            signals["superseded_factor"] = SUPERSEDED_SCORE_FACTOR
+            factor = signals["superseded_factor"] = SUPERSEDED_SCORE_FACTOR
+        if hit.vector_rank is not None:
+            share = (ranking.vector_weight / (ranking.fusion_k + hit.vector_rank) / best if hybrid
+                     else hit.similarity)
+            signals["vector"] = {"rank": hit.vector_rank, "similarity": hit.similarity,
+                                 "contribution": share * factor}
+        if hit.keyword_rank is not None:
+            share = (ranking.keyword_weight / (ranking.fusion_k + hit.keyword_rank) / best if hybrid
+                     else hit.score / factor)
+            signals["keyword"] = {"rank": hit.keyword_rank, "score": hit.keyword_score,
+                                  "contribution": share * factor}
         per_hit.append(signals)
     summary: dict = {"candidate_depth": ranking.candidate_depth}
     if hybrid:

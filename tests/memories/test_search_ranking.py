@@ -181,6 +181,10 @@ def test_superseded_values_come_when_asked_and_rank_below_the_current_one(tenant
     assert _ids(both) == [str(new.pk), str(old.pk)]
     assert both[1]["memory"]["status"] == "superseded"
     assert both[1]["explain"]["superseded_factor"] == 0.5
+    for hit in both:
+        shares = sum(hit["explain"][signal]["contribution"] for signal in ("vector", "keyword")
+                     if signal in hit["explain"])
+        assert shares == pytest.approx(hit["score"])
     # Without the factor the old value, which shares more words with the question, would come first.
     assert both[1]["explain"]["keyword"]["rank"] == 1
 

@@ -133,7 +133,7 @@ def memory_supersede(*, old: Memory, new: Memory, actor: Actor, reason: str = ""
     """Retire `old` in favour of `new`: superseded, linked to its successor, and valid until the new value
     took over (its valid_from, never later than now nor before the old one began), so the two never overlap."""
     now = timezone.now()
-    ended = max(old.valid_from, min(new.valid_from or now, now)) if old.valid_from else min(new.valid_from or now, now)
+    ended = max(old.valid_from, min(new.valid_from, now))
     return memory_update(
         memory=old,
         changes={"status": Memory.Status.SUPERSEDED, "valid_to": ended, "superseded_by": new},
