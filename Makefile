@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-dev migrate seed serve db-stop bench bench-quality bench-retrieval clean
+.PHONY: run test install install-dev system-test-deps migrate seed serve db-stop bench bench-quality bench-retrieval clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +32,20 @@ seed: migrate
 run: seed
 	$(BIN)/python manage.py serve
 
+# What the tests run besides Python: Debian's Chromium for the browser tests (Playwright's own browser download
+# does not work offline) and redis-server for the scale-out path of live events.
+system-test-deps:
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing$$missing (apt-get)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
 # pytest exits 5 when it collects no tests, so an empty run fails here too.
-test: install-dev
+test: install-dev system-test-deps
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

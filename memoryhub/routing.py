@@ -1,3 +1,9 @@
-"""Websocket routes; the review app adds its live-update consumers here."""
+"""Websocket routes."""
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from apps.review.consumers import StoreEventsConsumer
+
+websocket_urlpatterns: list = [
+    path("ws/stores/<str:store>/events/", StoreEventsConsumer.as_asgi()),
+]

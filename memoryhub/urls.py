@@ -33,6 +33,7 @@ api_v1 = [
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("review/", include("apps.review.urls")),
     path("api/v1/", include(api_v1)),
 ]
 

@@ -3,6 +3,8 @@
 from dataclasses import dataclass, field
 
 import pytest
+from channels.layers import channel_layers
+from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
@@ -96,3 +98,12 @@ def configure_store():
 def inline_extraction(settings):
     """Extraction jobs run in the request, synchronously, instead of waiting for a worker."""
     settings.EXTRACTION_RUN_INLINE = True
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _in_memory_channel_layer():
+    """The test process is no server: the events its services publish stay in it, on the in-memory layer.
+    The PostgreSQL layer would keep a pool of connections to the test database open after the tests (so it could
+    not be dropped); tests/review/test_live_events.py runs the real layers between real processes."""
+    django_settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    channel_layers.backends.clear()

@@ -112,6 +112,9 @@ RETRIEVAL_DATA = "tests/fixtures/retrieval/locomo-mini.json"
         # post messages, flush, list memories, job durations; then the scores of the part's one domain and total
         ("extraction_quality.py", "extraction-quality", 4, ["--corpus", QUALITY_CORPUS],
          [r"^  dev +retail +2 +[\d.]+% \(\d+/\d+\)", r"^  dev +all +2 +[\d.]+% \(\d+/\d+\)"]),
+        # memories added through the API, then messages extracted by the worker: each heard on a websocket
+        ("live_events.py", "live-events", 2, [],
+         [r"^  API add +failed=0 ", r"^  worker extraction +failed=0 "]),
         # ingest into the hash store, then hybrid, vector and keyword search; the scores of each mode
         ("retrieval.py", "retrieval", 4, ["--data", RETRIEVAL_DATA, "--conversations", "0"],
          [r"^`tests/fixtures/retrieval/locomo-mini.json`: 2 conversations, 4 sessions, 18 turns \(memories\); 8 questions",

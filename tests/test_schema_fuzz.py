@@ -35,7 +35,8 @@ def server(django_db_setup, tmp_path):
 
 
 def _seed(base_url: str, api_key: str) -> dict[str, str]:
-    """A store with memories, sessions with messages, working state, a checkpoint and an extraction job."""
+    """A store with memories, sessions with messages, working state, a checkpoint, an extraction job, and webhooks
+    (at a public address literal: the server refuses private ones, and needs no DNS for it) with a delivery."""
     session = "chat-1"
     with httpx.Client(base_url=f"{base_url}/api/v1/", headers={"Authorization": f"Bearer {api_key}"}) as http:
 
@@ -62,13 +63,19 @@ def _seed(base_url: str, api_key: str) -> dict[str, str]:
         call("POST", f"stores/main/sessions/{session}/scratchpad", {"content": "Warranty valid until May"})
         checkpoint = call("POST", f"stores/main/sessions/{session}/checkpoints", {"description": "before"})
         job = call("GET", "jobs", store="main")["results"][0]
+        webhook = call("POST", "stores/main/webhooks", {"url": "https://93.184.216.34/hooks/memoryhub"})
+        spare_webhook = call("POST", "stores/main/webhooks", {"url": "https://93.184.216.34/hooks/spare"})
+        delivery = call("POST", f"stores/main/webhooks/{webhook['id']}/test")
     return {"memory_id": memory["memory"]["id"], "checkpoint_id": checkpoint["id"], "job_id": job["id"],
-            "session_id": session}
+            "session_id": session, "webhook_id": webhook["id"], "delivery_id": delivery["id"],
+            "spare_webhook_id": spare_webhook["id"]}
 
 
 def _config(values: dict[str, str]) -> str:
     """schemathesis.toml: path parameters that name the seeded objects, so operations reach real data.
     Destructive operations get their own targets, so the others keep finding theirs."""
+    values = dict(values)
+    spare_webhook_id = values.pop("spare_webhook_id")
     lines = ['hooks = "tests.schemathesis_hooks"', "",
              "[cache]", "enabled = false  # no failures replayed from earlier runs: every run is the same", "",
              "[parameters]", '"path.store_name" = "main"']
@@ -77,6 +84,7 @@ def _config(values: dict[str, str]) -> str:
         ("DELETE /api/v1/stores/{store_name}", "store_name", "scratch"),
         ("DELETE /api/v1/stores/{store_name}/sessions/{session_id}", "session_id", "chat-end"),
         ("POST /api/v1/stores/{store_name}/sessions/{session_id}/terminate", "session_id", "chat-terminate"),
+        ("DELETE /api/v1/stores/{store_name}/webhooks/{webhook_id}", "webhook_id", spare_webhook_id),
     ):
         lines += ["", "[[operations]]", f'include-name = "{operation}"',
                   f'parameters = {{ "path.{parameter}" = "{value}" }}']
@@ -107,6 +115,6 @@ def test_every_operation_answers_as_documented(server, tmp_path):
     server.assert_running()
     assert run.returncode == 0, output
     summary = json.loads(report.read_text())
-    assert summary["operations"]["tested"] == summary["operations"]["total"] == 47, summary["operations"]
+    assert summary["operations"]["tested"] == summary["operations"]["total"] == 56, summary["operations"]
     assert summary["failures"] == [] and summary["errors"] == [], output
-    assert summary["test_cases"]["generated"] > 47 * MAX_EXAMPLES, summary["test_cases"]
+    assert summary["test_cases"]["generated"] > 56 * MAX_EXAMPLES, summary["test_cases"]

@@ -18,6 +18,7 @@ from apps.extraction.extractors import get_extractor
 from apps.extraction.extractors.base import ConversationMessage, ExtractionError
 from apps.extraction.models import ExtractionJob
 from apps.extraction.selectors import related_memories
+from apps.memories.events import Event, EventType, events_publish
 from apps.memories.models import MemoryStore
 from apps.memories.store_settings import extraction_settings_for, extractor_problem, resolve_extractor
 
@@ -246,6 +247,7 @@ def extraction_job_run(*, job_id) -> JobOutcome:
             job.save(update_fields=["status", "from_seq", "error", "added", "updated", "deleted", "unchanged",
                                     "extractor", "fallback_reason", "finished_at", "lease_expires_at",
                                     "duration_ms", "updated_at"])
+            events_publish([_job_event(EventType.JOB_FINISHED, job, locked)])
             # Messages that arrived while this job ran: their trigger may be due now.
             extraction_job_schedule(session=locked, trigger=ExtractionJob.Trigger.TURNS)
         return JobOutcome(job=job, claimed=True)
@@ -291,7 +293,21 @@ def _record_failure(*, job: ExtractionJob, error: Exception, started: float, ret
         return job
     if retry:
         _schedule_retry(job)
+    else:
+        # Outside any transaction here: sent at once.
+        events_publish([_job_event(EventType.JOB_FAILED, job, job.session)])
     return job
+
+
+def _job_event(event_type: str, job: ExtractionJob, session: Session) -> Event:
+    return Event(
+        type=event_type, store_id=str(job.store_id), store_name=job.store.name,
+        data={"job": {"id": str(job.pk), "session_id": session.external_id, "user_id": session.user_id,
+                      "status": job.status, "extractor": job.extractor, "trigger": job.trigger,
+                      "from_seq": job.from_seq, "to_seq": job.to_seq, "attempts": job.attempts,
+                      "added": job.added, "updated": job.updated, "deleted": job.deleted, "unchanged": job.unchanged,
+                      "duration_ms": job.duration_ms, "error": job.error}},
+    )
 
 
 def _schedule_retry(job: ExtractionJob) -> None:
@@ -335,12 +351,28 @@ def _check_again_when_lease_expires(job_id) -> None:
     )
 
 
+def extraction_job_retry_problem(*, job: ExtractionJob) -> str | None:
+    """Why retrying `job` would fail again at once (its extractor cannot run on this server), or None.
+
+    The extractor a retry runs: the model again after a fallback to the rules; a store set to auto runs the
+    rules when no model is configured (as extraction_job_run decides)."""
+    extractor = "llm" if job.fallback_reason else job.extractor
+    problem = extractor_problem(extractor)
+    if problem and extraction_settings_for(job.store).extractor != "auto":
+        return f"the {extractor} extractor cannot run: {problem}"
+    return None
+
+
 def extraction_job_retry(*, job: ExtractionJob) -> ExtractionJob:
-    """Run a failed job again (from the admin or the API), with a fresh set of attempts."""
+    """Run a failed job again (from the admin, the API or the review console), with a fresh set of attempts;
+    refused while the store's configuration would make it fail the same way again."""
     with transaction.atomic():
-        locked = ExtractionJob.objects.select_for_update().get(pk=job.pk)
+        locked = ExtractionJob.objects.select_for_update(of=("self",)).select_related("store").get(pk=job.pk)
         if locked.status != ExtractionJob.Status.FAILED:
             raise ConflictError(f"Only failed jobs can be retried; this one is {locked.status}.", code="job_not_failed")
+        problem = extraction_job_retry_problem(job=locked)
+        if problem:
+            raise ConflictError(f"Retrying would fail again: {problem}.", code="extractor_not_ready")
         if ExtractionJob.objects.filter(session_id=locked.session_id, status__in=ExtractionJob.OPEN_STATUSES).exists():
             raise ConflictError("This session already has an extraction job in progress.", code="job_in_progress")
         locked.status = ExtractionJob.Status.QUEUED

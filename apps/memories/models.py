@@ -1,6 +1,7 @@
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.core.serializers.json import DjangoJSONEncoder
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models.functions import Cast
@@ -209,3 +210,74 @@ class MemoryRevision(models.Model):
 
     def __str__(self):
         return f"{self.action} {self.memory_id} by {self.actor_label or self.actor_type}"
+
+
+class Webhook(BaseModel):
+    """An address outside memoryhub told of a store's events (apps.memories.events), by signed POSTs."""
+
+    store = models.ForeignKey(MemoryStore, on_delete=models.CASCADE, related_name="webhooks")
+    url = models.CharField(max_length=2000)
+    description = models.TextField(blank=True, default="")
+    # The event types it receives; empty: every type, including types added later.
+    event_types = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    # Kept in plaintext, unlike API keys: each delivery is signed with it (HMAC needs the secret itself).
+    secret = models.CharField(max_length=100)
+    is_active = models.BooleanField(default=True)
+    disabled_at = models.DateTimeField(null=True, blank=True)
+    disabled_reason = models.TextField(blank=True, default="")
+    # Deliveries that failed for good since the last success; at WEBHOOK_DISABLE_AFTER_FAILURES it is disabled.
+    consecutive_failures = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self):
+        return self.url
+
+    def wants(self, event_type: str) -> bool:
+        return not self.event_types or event_type in self.event_types
+
+
+class WebhookDelivery(BaseModel):
+    """One event sent to one webhook: the payload as sent, and how its attempts went (the delivery log)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    # No index of its own: webhook_delivery_log below starts with it.
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries", db_index=False)
+    event_id = models.CharField(max_length=64)
+    event_type = models.CharField(max_length=64)
+    # Whose data the payload holds (a memory's or session's user), so that erasing the user deletes it.
+    user_id = models.CharField(max_length=255, blank=True, default="")
+    # The encoder: an event's data may carry times and ids as Python objects; they are sent as strings.
+    payload = models.JSONField(encoder=DjangoJSONEncoder)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # While queued: when the next attempt is due. An attempt under way pushes it out by its lease, so a
+    # duplicated task finds nothing due, and the sweep finds a delivery whose worker died once it passes.
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "webhook deliveries"
+        indexes = [
+            models.Index(fields=["webhook", "-created_at"], name="webhook_delivery_log"),
+            models.Index(fields=["webhook", "user_id"], name="webhook_delivery_user"),
+            # The sweep looks for queued deliveries whose task was lost: a small index of the open ones.
+            models.Index(fields=["next_attempt_at"], condition=models.Q(status="queued"), name="webhook_delivery_due"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=["queued", "succeeded", "failed"]), name="webhook_delivery_status_valid"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.event_type} to {self.webhook_id} ({self.status})"

@@ -1,5 +1,6 @@
 """Reads of stores and memories (search, a read too, has its own module: apps.memories.search)."""
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -7,7 +8,8 @@ from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTextTransform
 
 from apps.core.errors import ApplicationError, NotFoundError
-from apps.memories.models import Memory, MemoryRevision, MemoryStore
+from apps.memories.models import Memory, MemoryRevision, MemoryStore, Webhook, WebhookDelivery
+from apps.tenancy.selectors import tenants_for_user
 
 
 def store_list(*, api_key) -> QuerySet[MemoryStore]:
@@ -78,3 +80,63 @@ def memory_get(*, store: MemoryStore, memory_id) -> Memory:
 
 def memory_history(*, memory: Memory) -> QuerySet[MemoryRevision]:
     return MemoryRevision.objects.filter(memory=memory).order_by("id")
+
+
+def store_for_listener(*, store_ref: str, user=None, api_key=None) -> MemoryStore | None:
+    """The store whose live events `user` (staff) or `api_key` (read scope) may receive; None when it is not
+    theirs or does not exist. `store_ref` is the store's id, or its name (a name must be unambiguous among
+    the user's tenants)."""
+    if api_key is not None:
+        if not api_key.has_scope("read"):
+            return None
+        stores = MemoryStore.objects.for_tenant(api_key.tenant)
+    elif user is not None:
+        stores = MemoryStore.objects.filter(tenant__in=tenants_for_user(user))
+    else:
+        return None
+    try:
+        store_id = uuid.UUID(store_ref)
+    except ValueError:
+        matches = list(stores.filter(name=store_ref)[:2])
+    else:
+        matches = list(stores.filter(pk=store_id))
+    if len(matches) != 1:
+        return None
+    store = matches[0]
+    if api_key is not None and not api_key.allows_store(store.name):
+        return None
+    return store
+
+
+# --- Webhooks ---------------------------------------------------------------------------------------
+
+
+def webhook_list(*, store: MemoryStore) -> QuerySet[Webhook]:
+    """The store's webhooks, oldest first (each with `store` set, for rendering without a query)."""
+    webhooks = Webhook.objects.filter(store=store).order_by("created_at", "id")
+    return webhooks.select_related("store")
+
+
+def webhook_get(*, store: MemoryStore, webhook_id) -> Webhook:
+    """One webhook of `store`; another store's (or tenant's) is simply not found."""
+    webhook = Webhook.objects.filter(store=store, pk=webhook_id).first()
+    if webhook is None:
+        raise NotFoundError(f"Webhook {webhook_id} not found in store {store.name!r}.", code="webhook_not_found")
+    webhook.store = store
+    return webhook
+
+
+def webhook_delivery_list(*, webhook: Webhook, status: str | None = None) -> QuerySet[WebhookDelivery]:
+    """The webhook's delivery log, newest first, optionally in one status."""
+    deliveries = WebhookDelivery.objects.filter(webhook=webhook)
+    if status:
+        deliveries = deliveries.filter(status=status)
+    return deliveries.order_by("-created_at", "-id")
+
+
+def webhook_delivery_get(*, webhook: Webhook, delivery_id) -> WebhookDelivery:
+    delivery = WebhookDelivery.objects.filter(webhook=webhook, pk=delivery_id).first()
+    if delivery is None:
+        raise NotFoundError(f"Delivery {delivery_id} not found for webhook {webhook.pk}.", code="delivery_not_found")
+    delivery.webhook = webhook
+    return delivery

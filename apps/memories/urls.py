@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.memories import api
+from apps.memories import api, api_webhooks
 
 urlpatterns = [
     path("stores", api.StoreListCreateApi.as_view(), name="store-list"),
@@ -14,4 +14,30 @@ urlpatterns = [
         name="memory-history",
     ),
     path("stores/<slug:store_name>/search", api.SearchApi.as_view(), name="memory-search"),
+    path("stores/<slug:store_name>/webhooks", api_webhooks.WebhookListCreateApi.as_view(), name="webhook-list"),
+    path(
+        "stores/<slug:store_name>/webhooks/<uuid:webhook_id>",
+        api_webhooks.WebhookDetailApi.as_view(),
+        name="webhook-detail",
+    ),
+    path(
+        "stores/<slug:store_name>/webhooks/<uuid:webhook_id>/rotate-secret",
+        api_webhooks.WebhookRotateSecretApi.as_view(),
+        name="webhook-rotate-secret",
+    ),
+    path(
+        "stores/<slug:store_name>/webhooks/<uuid:webhook_id>/test",
+        api_webhooks.WebhookTestApi.as_view(),
+        name="webhook-test",
+    ),
+    path(
+        "stores/<slug:store_name>/webhooks/<uuid:webhook_id>/deliveries",
+        api_webhooks.WebhookDeliveryListApi.as_view(),
+        name="webhook-delivery-list",
+    ),
+    path(
+        "stores/<slug:store_name>/webhooks/<uuid:webhook_id>/deliveries/<uuid:delivery_id>/retry",
+        api_webhooks.WebhookDeliveryRetryApi.as_view(),
+        name="webhook-delivery-retry",
+    ),
 ]

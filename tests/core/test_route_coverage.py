@@ -1,8 +1,9 @@
 """Every /api/v1 route and method has a row in an access matrix, so a new endpoint cannot ship without a
 test of who may call it (no key, too small a scope, another tenant, the right scope).
 
-The matrices: tests/core/test_auth_matrix.py (stores, memories, jobs, the key) and
-tests/conversations/test_access.py (sessions and their working state)."""
+The matrices: tests/core/test_auth_matrix.py (stores, memories, jobs, the key),
+tests/conversations/test_access.py (sessions and their working state) and tests/memories/test_webhooks_api.py
+(a store's webhooks and their deliveries)."""
 
 import re
 import uuid
@@ -13,6 +14,7 @@ from drf_spectacular.generators import SchemaGenerator
 from apps.core.errors import json_not_found
 from tests.conversations.test_access import _endpoints as session_endpoints
 from tests.core.test_auth_matrix import _endpoints as store_endpoints
+from tests.memories.test_webhooks_api import _endpoints as webhook_endpoints
 
 API = "api/v1/"
 # Open to everyone on purpose: the OpenAPI schema and its two viewers. (The catch-all JSON 404 is
@@ -55,9 +57,11 @@ def api_operations() -> dict[tuple[str, str], str]:
 
 
 def matrix_operations() -> set[tuple[str, str]]:
-    """(route, HTTP method) of every row of both access matrices."""
+    """(route, HTTP method) of every row of the access matrices."""
     operations = set()
-    for method, path, *_ in [*store_endpoints(uuid.uuid4(), uuid.uuid4()), *session_endpoints(uuid.uuid4())]:
+    endpoints = [*store_endpoints(uuid.uuid4(), uuid.uuid4()), *session_endpoints(uuid.uuid4()),
+                 *webhook_endpoints(uuid.uuid4(), uuid.uuid4())]
+    for method, path, *_ in endpoints:
         match = resolve(path.split("?")[0])
         assert match.func is not json_not_found, f"{method.upper()} {path} matches no route"
         operations.add((match.route, method.upper()))

@@ -62,7 +62,7 @@ def _json_schema(schema, response):
 def test_every_operation_has_a_description_of_its_own(db):
     schema = _schema()
     operations = list(_operations(schema))
-    assert len(operations) == 47
+    assert len(operations) == 56
     views, pending = set(), [ApiView]
     while pending:
         views.add(view := pending.pop())
@@ -90,7 +90,7 @@ def test_lists_are_documented_as_the_objects_they_return(db):
             assert body["properties"]["next"]["nullable"] is True
             assert {"page_size"} <= {parameter["name"] for parameter in operation["parameters"]}
             paginated.append(path)
-    assert len(paginated) == 8, paginated
+    assert len(paginated) == 9, paginated
     for path in ("/api/v1/stores", "/api/v1/stores/{store_name}/memories/{memory_id}/history"):
         body = _json_schema(schema, schema["paths"][path]["get"]["responses"]["200"])
         assert body["properties"]["results"]["type"] == "array", path
@@ -143,7 +143,7 @@ def test_an_invalid_cursor_is_documented_as_the_400_it_is_not_a_404(db):
             assert "`cursor`" in operation["responses"]["400"]["description"], (method, path)
             if "404" in operation["responses"]:
                 assert "cursor" not in operation["responses"]["404"]["description"], (method, path)
-    assert lists == 8
+    assert lists == 9
     jobs = schema["paths"]["/api/v1/jobs"]["get"]["responses"]
     assert "404" not in jobs and "invalid `cursor`" in jobs["400"]["description"]
 

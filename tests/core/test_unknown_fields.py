@@ -128,6 +128,8 @@ PATH_VALUES = {
     "memory_id": str(uuid.uuid4()),
     "checkpoint_id": str(uuid.uuid4()),
     "job_id": str(uuid.uuid4()),
+    "webhook_id": str(uuid.uuid4()),
+    "delivery_id": str(uuid.uuid4()),
     "user_id": "alice",
     "key": "order",
 }
@@ -167,7 +169,7 @@ OPERATIONS = _api_operations()
 
 
 def test_every_api_route_is_walked():
-    assert len(OPERATIONS) == 47
+    assert len(OPERATIONS) == 56
 
 
 @pytest.mark.parametrize("method, path", OPERATIONS)

@@ -5,7 +5,9 @@ from django.db import transaction
 from apps.conversations.models import Message, Session
 from apps.core.admin_log import admin_log_forget
 from apps.core.identifiers import normalise_identifier
+from apps.memories.events import Event, EventType, events_publish
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
+from apps.memories.services.webhooks import webhook_deliveries_forget
 from apps.tenancy.services import idempotency_forget
 
 
@@ -29,6 +31,9 @@ def user_erase(*, store: MemoryStore, user_id: str) -> dict:
         _, deleted_with_sessions = sessions.delete()
         deleted_revisions, _ = revisions.delete()
         _, deleted_memories = memories.delete()
+        webhook_deliveries_forget(store=store, user_id=user_id)
+        events_publish([Event(type=EventType.USER_ERASED, store_id=str(store.pk), store_name=store.name,
+                              data={"user_id": user_id})])
     return {
         "memories": deleted_memories.get(Memory._meta.label, 0),
         "revisions": deleted_revisions,

@@ -27,6 +27,7 @@ from apps.core.actors import Actor
 from apps.core.errors import ApplicationError, ConflictError, NotFoundError
 from apps.core.identifiers import normalise_identifier
 from apps.extraction import services as extraction_services
+from apps.memories.events import EventType, events_publish, session_event
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.services import MemoryInput, memory_create
 from apps.memories.store_settings import extraction_settings_for
@@ -52,10 +53,20 @@ def _invalid_transition(session: Session, event: str, allowed_from: list[str]) -
     )
 
 
+_STATUS_EVENTS = {
+    Status.PAUSED: EventType.SESSION_PAUSED,
+    Status.TERMINATED: EventType.SESSION_TERMINATED,
+    Status.ACTIVE: EventType.SESSION_RESUMED,
+}
+
+
 def _transition(session: Session, *, to_status: str, now) -> None:
+    previous_status = session.status
     session.status = to_status
     session.last_activity_at = now
     session.save(update_fields=["status", "last_activity_at", "metadata", "agent_id", "ended_at", "updated_at"])
+    if previous_status != to_status:
+        events_publish([session_event(_STATUS_EVENTS[to_status], session, previous_status=previous_status)])
 
 
 # --- spawn ------------------------------------------------------------------------------------------
@@ -98,6 +109,8 @@ def session_spawn(
         session.store = store
         from_status = "" if created else session.status
         now = timezone.now()
+        if created:
+            events_publish([session_event(EventType.SESSION_CREATED, session)])
         if not created:
             if user_id and session.user_id != user_id:
                 raise ConflictError(

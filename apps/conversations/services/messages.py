@@ -13,6 +13,7 @@ from apps.core.admin_log import admin_log_forget
 from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
 from apps.core.identifiers import normalise_identifier
 from apps.extraction import services as extraction_services
+from apps.memories.events import EventType, events_publish, session_event
 from apps.memories.models import MemoryStore
 
 
@@ -49,6 +50,8 @@ def _locked_session(*, store: MemoryStore, external_id: str, user_id: str, agent
                 session = Session.objects.create(
                     store=store, external_id=external_id, user_id=user_id, agent_id=agent_id, metadata=metadata
                 )
+            session.store = store
+            events_publish([session_event(EventType.SESSION_CREATED, session)])
         except IntegrityError:  # another request created it first: wait for it and take the lock
             session = Session.objects.select_for_update().get(store=store, external_id=external_id)
     session.store = store
@@ -167,6 +170,8 @@ def session_delete(*, session: Session) -> dict:
             return {"messages": 0}
         messages = locked.messages.count()
         admin_log_forget(Session.objects.filter(pk=locked.pk))
+        locked.store = session.store
+        events_publish([session_event(EventType.SESSION_DELETED, locked)])
         locked.delete()
     return {"messages": messages}
 

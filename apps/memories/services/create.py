@@ -11,6 +11,7 @@ from apps.core.actors import Actor
 from apps.core.bulk import copy_rows
 from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
 from apps.core.identifiers import normalise_identifier
+from apps.memories.events import EventType, events_publish, memory_event
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.normalise import content_hash
 from apps.memories.services.revisions import memory_snapshot, revision_for
@@ -206,6 +207,7 @@ def _insert_memories(
     ]
     copy_rows(Memory, [memory for memory, _ in new_memories], exclude=("search_vector",))
     copy_rows(MemoryRevision, revisions, exclude=("id",))
+    events_publish([memory_event(EventType.MEMORY_CREATED, memory) for memory, _ in new_memories])
     return results
 
 

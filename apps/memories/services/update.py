@@ -6,6 +6,7 @@ from django.utils import timezone
 from apps.core.actors import Actor
 from apps.core.errors import ApplicationError, ConflictError
 from apps.core.identifiers import normalise_identifier
+from apps.memories.events import Event, EventType, events_publish, memory_event
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.normalise import content_hash
 from apps.memories.services.create import check_content, embed_texts
@@ -100,9 +101,18 @@ def memory_update(
             reason=reason,
             context=context,
         ).save()
+        events_publish([_change_event(locked, before, after)])
         if before["status"] != Memory.Status.ACTIVE and after["status"] == Memory.Status.ACTIVE:
             _supersede_on_approval(memory=locked, actor=actor, context=context)
     return locked
+
+
+def _change_event(memory: Memory, before: dict, after: dict) -> Event:
+    changed = sorted(name for name in after if before[name] != after[name])
+    if before["status"] == after["status"]:
+        return memory_event(EventType.MEMORY_UPDATED, memory, changed_fields=changed)
+    event_type = EventType.MEMORY_DELETED if after["status"] == Memory.Status.DELETED else EventType.MEMORY_STATUS_CHANGED
+    return memory_event(event_type, memory, previous_status=before["status"], changed_fields=changed)
 
 
 def _action_for(before: dict, after: dict) -> str:

@@ -1,0 +1,116 @@
+"""The one event publisher: what changed in a store, told after commit to the store's live listeners
+(websockets, through the channel layer) and to its webhooks.
+
+Services call `events_publish` inside their transaction; nothing is sent unless it commits, so a
+listener never hears of a change that was rolled back. Delivery is best effort for live listeners (a
+page that misses an event still shows the change on reload) and durable for webhooks (a delivery row
+is written and retried by the worker).
+"""
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+
+class EventType:
+    MEMORY_CREATED = "memory.created"
+    MEMORY_UPDATED = "memory.updated"
+    MEMORY_STATUS_CHANGED = "memory.status_changed"
+    MEMORY_DELETED = "memory.deleted"
+    JOB_FINISHED = "extraction_job.finished"
+    JOB_FAILED = "extraction_job.failed"
+    SESSION_CREATED = "session.created"
+    SESSION_PAUSED = "session.paused"
+    SESSION_RESUMED = "session.resumed"
+    SESSION_TERMINATED = "session.terminated"
+    SESSION_DELETED = "session.deleted"
+    USER_ERASED = "user.erased"
+
+    ALL = (
+        MEMORY_CREATED, MEMORY_UPDATED, MEMORY_STATUS_CHANGED, MEMORY_DELETED, JOB_FINISHED, JOB_FAILED,
+        SESSION_CREATED, SESSION_PAUSED, SESSION_RESUMED, SESSION_TERMINATED, SESSION_DELETED, USER_ERASED,
+    )
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str
+    store_id: str
+    store_name: str
+    data: dict
+    id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    occurred_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat().replace("+00:00", "Z"))
+
+    def as_dict(self) -> dict:
+        """The event as listeners receive it (websocket frame and webhook body)."""
+        return {"id": self.id, "type": self.type, "store": self.store_name, "occurred_at": self.occurred_at,
+                "data": self.data}
+
+
+def store_group_name(store_id) -> str:
+    """The channel-layer group of a store's live listeners."""
+    return f"store.{store_id}"
+
+
+def memory_event_data(memory, **extra) -> dict:
+    """What an event says about a memory: enough to act on, the content included (webhooks index it)."""
+    return {
+        "memory": {
+            "id": str(memory.pk),
+            "user_id": memory.user_id,
+            "agent_id": memory.agent_id,
+            "session_id": memory.session_id,
+            "content": memory.content,
+            "memory_type": memory.memory_type,
+            "status": memory.status,
+            "source": memory.source,
+            "confidence": memory.confidence,
+            "importance": memory.importance,
+            "created_at": memory.created_at.isoformat().replace("+00:00", "Z") if memory.created_at else None,
+            "updated_at": memory.updated_at.isoformat().replace("+00:00", "Z") if memory.updated_at else None,
+        },
+        **extra,
+    }
+
+
+def memory_event(event_type: str, memory, **extra) -> Event:
+    return Event(type=event_type, store_id=str(memory.store_id), store_name=memory.store.name,
+                 data=memory_event_data(memory, **extra))
+
+
+def session_event(event_type: str, session, **extra) -> Event:
+    """An event about a conversation session (any object with a session's fields, its store loaded)."""
+    return Event(
+        type=event_type, store_id=str(session.store_id), store_name=session.store.name,
+        data={"session": {"id": session.external_id, "user_id": session.user_id, "agent_id": session.agent_id,
+                          "status": session.status}, **extra},
+    )
+
+
+def events_publish(events: list[Event]) -> None:
+    """Send `events` once the current transaction commits (at once outside a transaction)."""
+    events = [event for event in events if event is not None]
+    if events:
+        transaction.on_commit(lambda: _deliver(events), robust=True)
+
+
+def _deliver(events: list[Event]) -> None:
+    from apps.memories import live
+    from apps.memories.services.webhooks import webhook_deliveries_schedule
+
+    by_store: dict[str, list[Event]] = {}
+    for event in events:
+        by_store.setdefault(event.store_id, []).append(event)
+    for store_id, store_events in by_store.items():
+        try:
+            live.group_send(store_group_name(store_id),
+                            {"type": "store.events", "events": [event.as_dict() for event in store_events]})
+        except Exception:
+            # A live update is a convenience: the change is committed and pages show it on reload.
+            logger.exception("Could not send %d live event(s) of store %s", len(store_events), store_id)
+    webhook_deliveries_schedule(events=events)
