@@ -120,7 +120,7 @@ def api_path(client: httpx.Client, listeners, args) -> tuple[list[float], int]:
                                json={"user_id": f"user-{index % 20}", "content": f"Live fact number {index}."})
         answered = time.time()
         if response.status_code == 201:
-            committed_at[response.json()["id"]] = answered
+            committed_at[response.json()["memory"]["id"]] = answered
         time.sleep(args.interval)
     wait_for_arrivals(listeners, committed_at, args.timeout)
     delays, missing = delays_ms(listeners, committed_at)

@@ -18,8 +18,9 @@ from apps.extraction.extractors import get_extractor
 from apps.extraction.extractors.base import ConversationMessage, ExtractionError
 from apps.extraction.models import ExtractionJob
 from apps.extraction.selectors import related_memories
-from apps.memories.events import Event, EventType, events_publish
+from apps.memories.events import Event, EventType
 from apps.memories.models import MemoryStore
+from apps.memories.services.events import events_publish
 from apps.memories.store_settings import extraction_settings_for, extractor_problem, resolve_extractor
 
 logger = logging.getLogger(__name__)

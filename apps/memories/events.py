@@ -1,20 +1,9 @@
-"""The one event publisher: what changed in a store, told after commit to the store's live listeners
-(websockets, through the channel layer) and to its webhooks.
+"""What changed in a store, as its listeners hear it: the event types and the events services build.
+apps.memories.services.events publishes them."""
 
-Services call `events_publish` inside their transaction; nothing is sent unless it commits, so a
-listener never hears of a change that was rolled back. Delivery is best effort for live listeners (a
-page that misses an event still shows the change on reload) and durable for webhooks (a delivery row
-is written and retried by the worker).
-"""
-
-import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-
-from django.db import transaction
-
-logger = logging.getLogger(__name__)
 
 
 class EventType:
@@ -90,27 +79,3 @@ def session_event(event_type: str, session, **extra) -> Event:
         data={"session": {"id": session.external_id, "user_id": session.user_id, "agent_id": session.agent_id,
                           "status": session.status}, **extra},
     )
-
-
-def events_publish(events: list[Event]) -> None:
-    """Send `events` once the current transaction commits (at once outside a transaction)."""
-    events = [event for event in events if event is not None]
-    if events:
-        transaction.on_commit(lambda: _deliver(events), robust=True)
-
-
-def _deliver(events: list[Event]) -> None:
-    from apps.memories import live
-    from apps.memories.services.webhooks import webhook_deliveries_schedule
-
-    by_store: dict[str, list[Event]] = {}
-    for event in events:
-        by_store.setdefault(event.store_id, []).append(event)
-    for store_id, store_events in by_store.items():
-        try:
-            live.group_send(store_group_name(store_id),
-                            {"type": "store.events", "events": [event.as_dict() for event in store_events]})
-        except Exception:
-            # A live update is a convenience: the change is committed and pages show it on reload.
-            logger.exception("Could not send %d live event(s) of store %s", len(store_events), store_id)
-    webhook_deliveries_schedule(events=events)

@@ -33,8 +33,7 @@
     return template.content.firstElementChild;
   }
 
-  async function postForm(form, submitter) {
-    const body = submitter ? new FormData(form, submitter) : new FormData(form);
+  async function postForm(form, body) {
     const response = await fetch(form.action, {
       method: "POST", body, credentials: "same-origin",
       headers: { Accept: "application/json" },
@@ -136,10 +135,12 @@
 
   async function submitCardForm(form, submitter) {
     const card = form.closest("[data-testid='card']");
+    // Read the form before its buttons are disabled: a disabled submitter's name=value is not sent.
+    const body = submitter ? new FormData(form, submitter) : new FormData(form);
     const buttons = form.querySelectorAll("button");
     buttons.forEach((button) => { button.disabled = true; });
     try {
-      const { response, data } = await postForm(form, submitter);
+      const { response, data } = await postForm(form, body);
       applyCounts(data);
       if (response.ok && data.ok) {
         if (form.dataset.action === "bulk") {
@@ -292,6 +293,13 @@
   }
 
   const sockets = new Map();
+  const subscribed = new Set(); // stores whose socket has joined the store's group: events reach this page
+
+  function showLive() {
+    if (!subscribed.size) return;
+    setLive(subscribed.size === sockets.size ? "on" : "partial", "live");
+  }
+
   function connect(storeId, attempt) {
     const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
     let socket;
@@ -302,20 +310,27 @@
       return;
     }
     sockets.set(storeId, socket);
-    socket.addEventListener("open", () => {
-      attempt = 0;
-      const open = Array.from(sockets.values()).filter((s) => s.readyState === WebSocket.OPEN).length;
-      setLive(open === sockets.size ? "on" : "partial", "live");
-      refreshCounts(); // what happened while the socket was down
-    });
     socket.addEventListener("message", (message) => {
       let payload;
       try { payload = JSON.parse(message.data); } catch (error) { return; }
+      if (payload && payload.type === "subscribed") {
+        // Live only now: an open socket is not yet in the store's group (the server checks the login first).
+        attempt = 0;
+        subscribed.add(storeId);
+        showLive();
+        refreshCounts(); // what happened while the socket was down
+        return;
+      }
       const events = Array.isArray(payload) ? payload : (payload && Array.isArray(payload.events) ? payload.events : [payload]);
       events.forEach(onEvent);
     });
     socket.addEventListener("close", (closed) => {
-      if (closed.code === 4401 || closed.code === 4403 || closed.code === 4404) { setLive("off", "live updates unavailable"); return; }
+      subscribed.delete(storeId);
+      if (closed.code === 4401 || closed.code === 4403 || closed.code === 4404) {
+        sockets.delete(storeId);
+        if (subscribed.size) showLive(); else setLive("off", "live updates unavailable");
+        return;
+      }
       setLive("reconnecting", "reconnecting…");
       setTimeout(() => connect(storeId, attempt + 1), backoff(attempt));
     });

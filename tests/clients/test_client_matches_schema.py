@@ -95,6 +95,16 @@ CALLS = {
                                                 idempotency_key="k"),
     "context": _api.context("main", "tea", user_id="alice", session_id="chat-1", token_budget=500,
                             kinds=["facts"], format="json", shares={"facts": 1}),
+    "webhook_list": _api.webhook_list("main"),
+    "webhook_get": _api.webhook_get("main", ID),
+    "webhook_create": _api.webhook_create("main", "https://example.com/hook", ["memory.created"], "CRM", "k"),
+    "webhook_update": _api.webhook_update("main", ID, {
+        "url": "https://example.com/other", "event_types": [], "description": "d", "is_active": True}, "k"),
+    "webhook_delete": _api.webhook_delete("main", ID),
+    "webhook_rotate_secret": _api.webhook_rotate_secret("main", ID, "k"),
+    "webhook_send_test": _api.webhook_send_test("main", ID, "k"),
+    "webhook_delivery_list": _api.webhook_delivery_list("main", ID, "failed", "c", 10),
+    "webhook_delivery_retry": _api.webhook_delivery_retry("main", ID, ID, "k"),
 }
 
 

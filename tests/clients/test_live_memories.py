@@ -49,6 +49,31 @@ def test_stores_create_get_update_list_delete(hub):
         hub.stores.get("support")
 
 
+# --- Webhooks -------------------------------------------------------------------------------------
+
+# An address literal: the server checks that a webhook's host is public without a DNS lookup. Nothing is
+# sent to it: no test here queues a delivery.
+PUBLIC_HOOK = "https://93.184.216.34/hooks/memoryhub"
+
+
+def test_webhooks_create_list_update_delete(hub):
+    created = hub.webhooks.create(STORE, PUBLIC_HOOK, event_types=["memory.created"], description="CRM sync")
+
+    assert created.secret and created.secret.startswith("whsec_")
+    assert (created.url, created.event_types, created.is_active, created.store) == (
+        PUBLIC_HOOK, ["memory.created"], True, STORE)
+    assert [webhook.id for webhook in hub.webhooks.list(STORE)] == [created.id]
+    assert hub.webhooks.get(STORE, created.id).secret is None  # shown once
+    disabled = hub.webhooks.update(STORE, created.id, is_active=False)
+    assert disabled.is_active is False and disabled.disabled_at is not None
+    assert hub.webhooks.deliveries(STORE, created.id, status="failed").items == []
+
+    assert hub.webhooks.delete(STORE, created.id) == {"deleted": True, "id": created.id}
+    assert hub.webhooks.list(STORE) == []
+    with pytest.raises(NotFound):
+        hub.webhooks.get(STORE, created.id)
+
+
 # --- Memories -------------------------------------------------------------------------------------
 
 

@@ -12,8 +12,9 @@ from django.utils import timezone
 from django_q.models import OrmQ
 
 from apps.core.errors import ApplicationError, ConflictError
-from apps.memories.events import Event, EventType, events_publish
+from apps.memories.events import Event, EventType
 from apps.memories.models import Webhook, WebhookDelivery
+from apps.memories.services.events import events_publish
 from apps.memories.services.webhooks import (
     webhook_create,
     webhook_deliveries_forget,
@@ -22,23 +23,6 @@ from apps.memories.services.webhooks import (
     webhook_sweep,
     webhook_update,
 )
-from tests.fakes.webhook_receiver import WebhookReceiver
-
-
-@pytest.fixture(autouse=True)
-def _private_addresses_allowed(settings):
-    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True  # the receiver listens on 127.0.0.1
-
-
-@pytest.fixture
-def receiver():
-    with WebhookReceiver() as server:
-        yield server
-
-
-@pytest.fixture
-def webhook(tenant_a, receiver):
-    return webhook_create(store=tenant_a.store, url=receiver.url, description="CRM sync")
 
 
 def store_event(store, event_type=EventType.MEMORY_CREATED, user_id="alice", content="Alice drinks green tea"):

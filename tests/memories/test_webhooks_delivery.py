@@ -23,24 +23,8 @@ from apps.memories.services.webhooks import (
     webhook_send_test,
     webhook_update,
 )
-from tests.fakes.webhook_receiver import Reply, WebhookReceiver
+from tests.fakes.webhook_receiver import Reply
 from tests.memories.test_webhooks import attempt_now, attempt_when_due, schedule, store_event
-
-
-@pytest.fixture(autouse=True)
-def _private_addresses_allowed(settings):
-    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True  # the receiver listens on 127.0.0.1
-
-
-@pytest.fixture
-def receiver():
-    with WebhookReceiver() as server:
-        yield server
-
-
-@pytest.fixture
-def webhook(tenant_a, receiver):
-    return webhook_create(store=tenant_a.store, url=receiver.url, description="CRM sync")
 
 
 def test_an_event_is_delivered_as_a_signed_post(webhook, receiver):

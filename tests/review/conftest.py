@@ -1,15 +1,23 @@
 """Fixtures of the review console's tests: logged-in browsers of each role, and pending memories with the
-conversation they came from (made through the services, as extraction makes them)."""
+conversation they came from (made through the services, as extraction makes them); for the real-browser tests,
+the console served by real processes and Chromium tabs on it."""
 
-from dataclasses import dataclass
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 import pytest
+from django.conf import settings
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.test import Client
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, sync_playwright
 
 from apps.conversations.services import MessageInput, messages_ingest
 from apps.core.actors import Actor
+from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory
 from apps.memories.services import MemoryInput, memory_create
+from tests.processes import LiveServer, QCluster, wait_for
 
 EXTRACTION = Actor.system("extraction")
 
@@ -68,7 +76,6 @@ def quiet_stores(tenant_a, tenant_b, configure_store):
 def snapshot(store) -> dict:
     """Every row of `store` that a refused action must leave as it was."""
     from apps.conversations.models import Message, Session
-    from apps.extraction.models import ExtractionJob
     from apps.memories.models import MemoryRevision
 
     memory_fields = [f.attname for f in Memory._meta.concrete_fields if f.attname not in ("embedding", "search_vector")]
@@ -100,7 +107,6 @@ class ReviewWorld:
 
 @pytest.fixture
 def review_world(tenant_a, quiet_stores, add_memory) -> ReviewWorld:
-    from apps.extraction.models import ExtractionJob
     from apps.memories.services import memory_delete
 
     store = tenant_a.store
@@ -114,3 +120,165 @@ def review_world(tenant_a, quiet_stores, add_memory) -> ReviewWorld:
     deleted = add_memory(store, "Has a cat named Tom")
     deleted = memory_delete(memory=deleted, actor=EXTRACTION, reason="test setup")
     return ReviewWorld(world=tenant_a, session=session, pending=memory, active=active, deleted=deleted, job=job)
+
+
+# --- A real browser on a real server (tests/review/test_browser.py) -------------------------------------------
+
+
+class LiveConsole:
+    """The console served by a uvicorn process, with a qcluster worker for extraction, on the test database."""
+
+    def __init__(self, server: LiveServer, worker: QCluster):
+        self.server = server
+        self.worker = worker
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    def assert_running(self) -> None:
+        self.server.assert_running()
+        self.worker.assert_running()
+
+    def log(self) -> str:
+        return f"{self.server.log()}\n{self.worker.log()}"
+
+
+@pytest.fixture(scope="module")
+def live_console(django_db_setup, tmp_path_factory) -> Iterator[LiveConsole]:
+    # Module scope, as tests/clients/conftest.py: a worker left running would take other modules' jobs.
+    database_name = settings.DATABASES["default"]["NAME"]
+    log_dir = tmp_path_factory.mktemp("console")
+    server = LiveServer(database_name=database_name, log_dir=log_dir)
+    worker = QCluster(database_name=database_name, log_dir=log_dir)
+    try:
+        server.start()
+        worker.start(workers=1)
+        yield LiveConsole(server, worker)
+    finally:
+        # Before the test database is dropped: both hold connections to it.
+        worker.stop()
+        server.stop()
+
+
+@pytest.fixture
+def console(live_console, transactional_db) -> Iterator[LiveConsole]:
+    """The live console for one test; the server and the worker see only committed rows, hence transactional_db."""
+    yield live_console
+    # Before the database is emptied for the next test: a job the worker is still running holds row locks that
+    # would deadlock the TRUNCATE.
+    wait_for(lambda: not ExtractionJob.objects.filter(status__in=ExtractionJob.OPEN_STATUSES).exists(),
+             timeout=60, what="the worker to finish its extraction jobs")
+
+
+@pytest.fixture(scope="module")
+def chromium(live_console) -> Iterator[Browser]:
+    """Debian's Chromium driven by Playwright (its own browser download does not work here).
+
+    Started after the server (which must not inherit what follows) and stopped at the end of the module: while
+    Playwright's sync API is running, its event loop is the running loop of this thread, so Django would take
+    every ORM call of the tests for one made from async code and refuse it."""
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail("chromium is not installed: `make test` installs it (make system-test-deps)")
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@dataclass
+class Tab:
+    """A page of its own browser context (its own cookies), with what went wrong in it: script errors, console
+    errors and any dialog (alert, confirm) it opened."""
+
+    page: Page
+    base_url: str
+    errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+    def goto(self, path: str):
+        response = self.page.goto(self.base_url + path)
+        assert response is not None and response.ok, f"{path}: {response and response.status}"
+        return response
+
+    def testid(self, name: str) -> Locator:
+        return self.page.get_by_test_id(name)
+
+    def log_in(self, username: str, password: str, *, then: str = "/review/") -> None:
+        """Log in through the console's form and land on `then`."""
+        self.page.goto(f"{self.base_url}/review/login/?next={then}")
+        self.testid("login-username").fill(username)
+        self.testid("login-password").fill(password)
+        with self.page.expect_navigation():
+            self.testid("login-submit").click()
+        assert self.page.url == self.base_url + then, self.page.url
+
+
+@pytest.fixture
+def open_tab(chromium, console) -> Iterator[Callable[..., Tab]]:
+    """Open a tab on the live console: `open_tab(width=390)`; each tab is its own browser context.
+
+    After the test, no tab may have had a script error or opened a dialog."""
+    tabs: list[tuple[BrowserContext, Tab]] = []
+
+    def open_one(*, width: int = 1280, height: int = 800) -> Tab:
+        context = chromium.new_context(viewport={"width": width, "height": height})
+        context.set_default_timeout(10_000)
+        page = context.new_page()
+        tab = Tab(page=page, base_url=console.base_url)
+        page.on("pageerror", lambda error: tab.errors.append(f"page error: {error}"))
+        page.on("console", lambda message: tab.errors.append(f"console {message.type}: {message.text}")
+                if message.type == "error" else None)
+        page.on("response", lambda response: tab.errors.append(f"{response.status} {response.url}")
+                if response.status >= 400 else None)
+
+        def on_dialog(dialog):
+            tab.dialogs.append(f"{dialog.type}: {dialog.message}")
+            dialog.dismiss()
+
+        page.on("dialog", on_dialog)
+        tabs.append((context, tab))
+        return tab
+
+    yield open_one
+    for context, _ in tabs:
+        context.close()
+    problems = [problem for _, tab in tabs for problem in tab.errors + tab.dialogs]
+    assert not problems, problems
+
+
+PASSWORDS = {"acme-admin": "pw-admin-123!", "acme-reviewer": "pw-reviewer-123!"}
+
+
+@pytest.fixture
+def staff_logins(tenant_a) -> dict[str, str]:
+    """tenant_a's staff with passwords the server can check: username -> password.
+
+    The test settings hash passwords with MD5 (fast), which the server's settings do not accept; PBKDF2 with few
+    iterations is accepted, checked at once, and upgraded by the server on the first login."""
+    hasher = PBKDF2PasswordHasher()
+    for user in (tenant_a.admin, tenant_a.reviewer):
+        password = PASSWORDS[user.get_username()]
+        user.password = hasher.encode(password, hasher.salt(), iterations=1000)
+        user.save(update_fields=["password"])
+    return dict(PASSWORDS)
+
+
+@pytest.fixture
+def reviewer_tab(open_tab, staff_logins) -> Tab:
+    """A tab logged in as tenant_a's reviewer, on the queue."""
+    tab = open_tab()
+    tab.log_in("acme-reviewer", staff_logins["acme-reviewer"])
+    return tab
+
+
+@pytest.fixture
+def admin_tab(open_tab, staff_logins) -> Tab:
+    """A tab logged in as tenant_a's admin, on the queue."""
+    tab = open_tab()
+    tab.log_in("acme-admin", staff_logins["acme-admin"])
+    return tab

@@ -5,8 +5,9 @@ from django.db import transaction
 from apps.conversations.models import Message, Session
 from apps.core.admin_log import admin_log_forget
 from apps.core.identifiers import normalise_identifier
-from apps.memories.events import Event, EventType, events_publish
+from apps.memories.events import Event, EventType
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
+from apps.memories.services.events import events_publish
 from apps.memories.services.webhooks import webhook_deliveries_forget
 from apps.tenancy.services import idempotency_forget
 

@@ -27,9 +27,10 @@ from apps.core.actors import Actor
 from apps.core.errors import ApplicationError, ConflictError, NotFoundError
 from apps.core.identifiers import normalise_identifier
 from apps.extraction import services as extraction_services
-from apps.memories.events import EventType, events_publish, session_event
+from apps.memories.events import EventType, session_event
 from apps.memories.models import Memory, MemoryStore
 from apps.memories.services import MemoryInput, memory_create
+from apps.memories.services.events import events_publish
 from apps.memories.store_settings import extraction_settings_for
 
 Event = SessionEvent.Event

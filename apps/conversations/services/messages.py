@@ -13,8 +13,9 @@ from apps.core.admin_log import admin_log_forget
 from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
 from apps.core.identifiers import normalise_identifier
 from apps.extraction import services as extraction_services
-from apps.memories.events import EventType, events_publish, session_event
+from apps.memories.events import EventType, session_event
 from apps.memories.models import MemoryStore
+from apps.memories.services.events import events_publish
 
 
 @dataclass

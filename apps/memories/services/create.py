@@ -11,9 +11,10 @@ from apps.core.actors import Actor
 from apps.core.bulk import copy_rows
 from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
 from apps.core.identifiers import normalise_identifier
-from apps.memories.events import EventType, events_publish, memory_event
+from apps.memories.events import EventType, memory_event
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.normalise import content_hash
+from apps.memories.services.events import events_publish
 from apps.memories.services.revisions import memory_snapshot, revision_for
 
 

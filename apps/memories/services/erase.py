@@ -3,8 +3,9 @@
 from django.db import transaction
 
 from apps.core.admin_log import admin_log_forget
-from apps.memories.events import Event, EventType, events_publish
+from apps.memories.events import Event, EventType
 from apps.memories.models import Memory, MemoryRevision
+from apps.memories.services.events import events_publish
 
 
 def memory_hard_delete(*, memory: Memory) -> None:

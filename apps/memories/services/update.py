@@ -6,10 +6,11 @@ from django.utils import timezone
 from apps.core.actors import Actor
 from apps.core.errors import ApplicationError, ConflictError
 from apps.core.identifiers import normalise_identifier
-from apps.memories.events import Event, EventType, events_publish, memory_event
+from apps.memories.events import Event, EventType, memory_event
 from apps.memories.models import Memory, MemoryRevision
 from apps.memories.normalise import content_hash
 from apps.memories.services.create import check_content, embed_texts
+from apps.memories.services.events import events_publish
 from apps.memories.services.revisions import memory_snapshot, revision_for
 
 _EDITABLE_FIELDS = (

@@ -107,3 +107,9 @@ def get_item(mapping, key):
         return mapping.get(key)
     except AttributeError:
         return None
+
+
+@register.filter
+def status_label(value) -> str:
+    """A memory status as people read it ("pending_review" -> "Pending review")."""
+    return Memory.Status(value).label if value in Memory.Status.values else value

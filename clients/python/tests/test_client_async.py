@@ -22,7 +22,7 @@ def parameters(function) -> list:
 def test_the_async_client_has_the_sync_surface_as_coroutines():
     sync, asynchronous = MemoryHub("http://127.0.0.1:1", "k"), AsyncMemoryHub("http://127.0.0.1:1", "k")
     groups = ["stores", "memories", "users", "sessions", "jobs", "working_memory", "task_state", "scratchpad",
-              "checkpoints", "lifecycle"]
+              "checkpoints", "lifecycle", "webhooks"]
     compared = 0
     for group in groups:
         for name, method in inspect.getmembers(getattr(sync, group), inspect.ismethod):
@@ -36,7 +36,7 @@ def test_the_async_client_has_the_sync_surface_as_coroutines():
     for name in ("search", "context"):
         assert parameters(getattr(sync, name)) == parameters(getattr(asynchronous, name))
         assert inspect.iscoroutinefunction(getattr(asynchronous, name))
-    assert compared > 40
+    assert compared > 50
     sync.close()
     asyncio.run(asynchronous.aclose())
 
@@ -117,6 +117,25 @@ def test_iter_follows_cursors_and_lists_collect_every_page(server, make_async_hu
     assert memories == ["memory 1", "memory 2"]
     assert [event.event for event in events] == ["spawn", "pause"]
     assert [request.param("cursor") for request in server.requests] == [None, "p2", None, "e2"]
+
+
+def test_webhooks_and_their_delivery_log(server, make_async_hub):
+    webhook = {"id": "w1", "url": "https://crm.example.com/hook", "is_active": True}
+    server.script(Reply(201, {**webhook, "secret": "whsec_1"}), Reply.page([{"id": "d1"}], "http://x/?cursor=d2"),
+                  Reply.page([{"id": "d2", "status": "failed"}]))
+
+    async def scenario():
+        async with make_async_hub() as hub:
+            created = await hub.webhooks.create("main", "https://crm.example.com/hook")
+            deliveries = [delivery.id async for delivery in hub.webhooks.iter_deliveries("main", "w1")]
+            return created, deliveries
+
+    created, deliveries = asyncio.run(scenario())
+    assert created.secret == "whsec_1" and deliveries == ["d1", "d2"]
+    assert [(request.method, request.raw_path) for request in server.requests] == [
+        ("POST", "/api/v1/stores/main/webhooks"), ("GET", "/api/v1/stores/main/webhooks/w1/deliveries"),
+        ("GET", "/api/v1/stores/main/webhooks/w1/deliveries"),
+    ]
 
 
 def test_messages_of_a_run_are_numbered_and_retried(server, make_async_hub, sleeps):

@@ -15,6 +15,8 @@ from memoryhub_client import (
     Page,
     SearchHit,
     Session,
+    Webhook,
+    WebhookDelivery,
     WorkingMemoryItem,
 )
 from memoryhub_client.models import cursor_from_url, parse_datetime
@@ -138,6 +140,29 @@ def test_context_result_types_its_entries():
 
     assert [entry.id for entry in result.included] == ["task_state"]
     assert result.left_out[0].tokens == 90 and result.kinds == {"facts": {"budget": 40}}
+
+
+def test_webhook_and_delivery_from_json():
+    webhook = Webhook.from_json({
+        "id": "w1", "store": "main", "url": "https://crm.example.com/hook", "description": "", "event_types": [],
+        "is_active": False, "disabled_at": "2026-02-01T00:00:00Z", "consecutive_failures": 6,
+        "disabled_reason": "Disabled after 6 failed deliveries in a row.", "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-02-01T00:00:00Z", "secret": "whsec_abc",
+    })
+    delivery = WebhookDelivery.from_json({
+        "id": "d1", "webhook_id": "w1", "event_id": "evt_1", "event_type": "memory.created", "user_id": "alice",
+        "status": "failed", "attempts": 6, "next_attempt_at": None, "response_status": 500,
+        "last_error": "The receiver answered 500 Internal Server Error.", "duration_ms": 31,
+        "delivered_at": None, "created_at": "2026-02-01T00:00:00Z", "payload": {"type": "memory.created"},
+    })
+
+    assert (webhook.is_active, webhook.consecutive_failures, webhook.event_types) == (False, 6, [])
+    assert webhook.disabled_at == datetime(2026, 2, 1, tzinfo=UTC) and webhook.secret == "whsec_abc"
+    assert "whsec_abc" not in repr(webhook)  # a logged webhook does not leak its signing secret
+    assert Webhook.from_json({"id": "w1"}).secret is None  # not shown outside create and rotate_secret
+    assert (delivery.status, delivery.attempts, delivery.response_status, delivery.next_attempt_at) == (
+        "failed", 6, 500, None)
+    assert delivery.created_at == datetime(2026, 2, 1, tzinfo=UTC) and delivery.payload == {"type": "memory.created"}
 
 
 def test_page_from_json():

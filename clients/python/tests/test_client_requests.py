@@ -208,6 +208,88 @@ def test_working_memory_put_body(server, hub):
     assert server.requests[1].method == "PUT"
 
 
+# --- Webhooks -------------------------------------------------------------------------------------
+
+WEBHOOK_ID = "5b0d8a4e-0000-4000-8000-000000000001"
+DELIVERY_ID = "5b0d8a4e-0000-4000-8000-0000000000d1"
+WEBHOOK = {"id": WEBHOOK_ID, "store": "main", "url": "https://crm.example.com/hook", "description": "CRM",
+           "event_types": ["memory.created"], "is_active": True, "disabled_at": None, "disabled_reason": "",
+           "consecutive_failures": 0, "created_at": "2026-11-21T10:00:00Z", "updated_at": "2026-11-21T10:00:00Z"}
+DELIVERY = {"id": DELIVERY_ID, "webhook_id": WEBHOOK_ID, "event_id": "evt_1", "event_type": "ping",
+            "status": "queued", "attempts": 0, "payload": {"type": "ping"}}
+
+
+def test_webhook_calls_go_to_the_store_webhook_paths(server, hub):
+    server.script(
+        Reply(201, {**WEBHOOK, "secret": "whsec_1"}), Reply(body={"results": [WEBHOOK]}), Reply(body=WEBHOOK),
+        Reply(body={**WEBHOOK, "is_active": False}), Reply(body={**WEBHOOK, "secret": "whsec_2"}),
+        Reply(202, DELIVERY), Reply(202, {**DELIVERY, "event_type": "memory.created"}),
+        Reply(body={"deleted": True, "id": WEBHOOK_ID}),
+    )
+
+    created = hub.webhooks.create("main", "https://crm.example.com/hook", event_types=("memory.created",),
+                                  description="CRM")
+    listed = hub.webhooks.list("main")
+    fetched = hub.webhooks.get("main", WEBHOOK_ID)
+    disabled = hub.webhooks.update("main", WEBHOOK_ID, is_active=False)
+    rotated = hub.webhooks.rotate_secret("main", WEBHOOK_ID)
+    ping = hub.webhooks.send_test("main", WEBHOOK_ID)
+    retried = hub.webhooks.retry_delivery("main", WEBHOOK_ID, DELIVERY_ID)
+    deleted = hub.webhooks.delete("main", WEBHOOK_ID)
+
+    assert (created.secret, rotated.secret, fetched.secret) == ("whsec_1", "whsec_2", None)
+    assert [webhook.url for webhook in listed] == ["https://crm.example.com/hook"] and fetched.is_active
+    assert disabled.is_active is False and deleted == {"deleted": True, "id": WEBHOOK_ID}
+    assert (ping.event_type, ping.status, retried.event_type) == ("ping", "queued", "memory.created")
+    webhook = f"/api/v1/stores/main/webhooks/{WEBHOOK_ID}"
+    assert [(request.method, request.raw_path, request.body) for request in server.requests] == [
+        ("POST", "/api/v1/stores/main/webhooks",
+         {"url": "https://crm.example.com/hook", "description": "CRM", "event_types": ["memory.created"]}),
+        ("GET", "/api/v1/stores/main/webhooks", None),
+        ("GET", webhook, None),
+        ("PATCH", webhook, {"is_active": False}),
+        ("POST", f"{webhook}/rotate-secret", None),
+        ("POST", f"{webhook}/test", None),
+        ("POST", f"{webhook}/deliveries/{DELIVERY_ID}/retry", None),
+        ("DELETE", webhook, None),
+    ]
+
+
+def test_a_webhook_without_event_types_leaves_them_to_the_server(server, hub):
+    server.script(Reply(201, {**WEBHOOK, "event_types": [], "secret": "whsec_1"}))
+
+    created = hub.webhooks.create("main", url="https://crm.example.com/hook")
+
+    assert created.event_types == []
+    assert server.requests[0].body == {"url": "https://crm.example.com/hook", "description": ""}
+
+
+def test_a_retried_secret_rotation_keeps_its_key_so_the_server_rotates_once(server, hub, sleeps):
+    server.script(Reply.error(503), Reply(body={**WEBHOOK, "secret": "whsec_2"}))
+
+    assert hub.webhooks.rotate_secret("main", WEBHOOK_ID).secret == "whsec_2"
+
+    keys = [request.headers.get("idempotency-key") for request in server.requests]
+    assert len(keys) == 2 and keys[0] and keys[0] == keys[1]
+
+
+def test_the_delivery_log_pages_by_cursor_with_its_status_filter(server, hub):
+    next_link = f"http://x/api/v1/stores/main/webhooks/{WEBHOOK_ID}/deliveries?cursor=d2&status=failed"
+    server.script(Reply.page([DELIVERY], next_link),
+                  Reply.page([DELIVERY], next_link), Reply.page([{**DELIVERY, "id": "d-2"}]))
+
+    page = hub.webhooks.deliveries("main", WEBHOOK_ID, status="failed", page_size=1)
+    every = [delivery.id for delivery in hub.webhooks.iter_deliveries("main", WEBHOOK_ID, status="failed")]
+
+    assert [delivery.id for delivery in page] == [DELIVERY_ID] and page.next_cursor == "d2"
+    assert every == [DELIVERY_ID, "d-2"]
+    assert {request.raw_path for request in server.requests} == {
+        f"/api/v1/stores/main/webhooks/{WEBHOOK_ID}/deliveries"}
+    assert [request.query for request in server.requests] == [
+        {"status": ["failed"], "page_size": ["1"]}, {"status": ["failed"]}, {"status": ["failed"], "cursor": ["d2"]},
+    ]
+
+
 # --- Cursors --------------------------------------------------------------------------------------
 
 

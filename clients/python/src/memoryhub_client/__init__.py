@@ -50,6 +50,8 @@ from memoryhub_client.models import (
     SessionEvent,
     Store,
     TaskState,
+    Webhook,
+    WebhookDelivery,
     WorkingMemoryItem,
 )
 
@@ -90,6 +92,8 @@ __all__ = [
     "Store",
     "TaskState",
     "ValidationFailed",
+    "Webhook",
+    "WebhookDelivery",
     "WorkingMemoryItem",
     "__version__",
 ]

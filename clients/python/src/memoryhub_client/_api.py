@@ -30,6 +30,8 @@ from memoryhub_client.models import (
     SessionEvent,
     Store,
     TaskState,
+    Webhook,
+    WebhookDelivery,
     WorkingMemoryItem,
 )
 
@@ -311,6 +313,62 @@ def job_get(job_id: Any) -> Call[Job]:
 
 def job_retry(job_id: Any, idempotency_key: str | None) -> Call[Job]:
     return Call("POST", path("jobs", job_id, "retry"), Job.from_json, idempotency_key=idempotency_key)
+
+
+# --- Webhooks ---------------------------------------------------------------------------------------
+
+
+def _webhook(store: str, webhook_id: Any, *rest: Any) -> str:
+    return path("stores", store, "webhooks", webhook_id, *rest)
+
+
+def webhook_list(store: str) -> Call[list[Webhook]]:
+    return Call("GET", _store(store, "webhooks"), _results(Webhook.from_json))
+
+
+def webhook_get(store: str, webhook_id: Any) -> Call[Webhook]:
+    return Call("GET", _webhook(store, webhook_id), Webhook.from_json)
+
+
+def webhook_create(store: str, url: str, event_types: Iterable[str] | None, description: str,
+                   idempotency_key: str | None) -> Call[Webhook]:
+    body = {"url": url, "description": description,
+            **compact(event_types=list(event_types) if event_types is not None else None)}
+    return Call("POST", _store(store, "webhooks"), Webhook.from_json, body=body, idempotency_key=idempotency_key)
+
+
+def webhook_update(store: str, webhook_id: Any, changes: Mapping[str, Any],
+                   idempotency_key: str | None) -> Call[Webhook]:
+    return Call("PATCH", _webhook(store, webhook_id), Webhook.from_json, body=dict(changes),
+                idempotency_key=idempotency_key)
+
+
+def webhook_delete(store: str, webhook_id: Any) -> Call[dict]:
+    return Call("DELETE", _webhook(store, webhook_id), _as_dict)
+
+
+def webhook_rotate_secret(store: str, webhook_id: Any, idempotency_key: str | None) -> Call[Webhook]:
+    # Not safe to repeat by nature (each rotation mints a secret): the Idempotency-Key, given or minted, makes
+    # a retry answer with the secret of the first attempt instead of replacing it with a third.
+    return Call("POST", _webhook(store, webhook_id, "rotate-secret"), Webhook.from_json,
+                idempotency_key=idempotency_key)
+
+
+def webhook_send_test(store: str, webhook_id: Any, idempotency_key: str | None) -> Call[WebhookDelivery]:
+    return Call("POST", _webhook(store, webhook_id, "test"), WebhookDelivery.from_json,
+                idempotency_key=idempotency_key)
+
+
+def webhook_delivery_list(store: str, webhook_id: Any, status: str | None, cursor: str | None,
+                          page_size: int | None) -> Call[Page[WebhookDelivery]]:
+    return Call("GET", _webhook(store, webhook_id, "deliveries"), _page(WebhookDelivery.from_json),
+                params=compact(status=status, cursor=cursor, page_size=page_size))
+
+
+def webhook_delivery_retry(store: str, webhook_id: Any, delivery_id: Any,
+                           idempotency_key: str | None) -> Call[WebhookDelivery]:
+    return Call("POST", _webhook(store, webhook_id, "deliveries", delivery_id, "retry"), WebhookDelivery.from_json,
+                idempotency_key=idempotency_key)
 
 
 # --- Working memory, task state, scratchpad ---------------------------------------------------------

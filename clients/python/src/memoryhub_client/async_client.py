@@ -31,6 +31,8 @@ from memoryhub_client.models import (
     SessionEvent,
     Store,
     TaskState,
+    Webhook,
+    WebhookDelivery,
     WorkingMemoryItem,
 )
 
@@ -217,6 +219,53 @@ class Jobs(_Resource):
         return await self._run(_api.job_retry(job_id, idempotency_key))
 
 
+class Webhooks(_Resource):
+    """A store's outgoing webhooks (admin scope): signed JSON POSTs of its events to a URL."""
+
+    async def list(self, store: str) -> builtins.list[Webhook]:
+        """Every webhook of the store, oldest first, without secrets."""
+        return await self._run(_api.webhook_list(store))
+
+    async def get(self, store: str, webhook_id: Any) -> Webhook:
+        return await self._run(_api.webhook_get(store, webhook_id))
+
+    async def create(self, store: str, url: str, *, event_types: Iterable[str] | None = None,
+                     description: str = "", idempotency_key: str | None = None) -> Webhook:
+        """Send the store's events (all, or `event_types`) to `url`; the answer's `secret` is shown this once."""
+        return await self._run(_api.webhook_create(store, url, event_types, description, idempotency_key))
+
+    async def update(self, store: str, webhook_id: Any, *, idempotency_key: str | None = None,
+                     **changes: Any) -> Webhook:
+        """Change url, event_types, description or is_active (True enables it again and resets its failures)."""
+        return await self._run(_api.webhook_update(store, webhook_id, changes, idempotency_key))
+
+    async def delete(self, store: str, webhook_id: Any) -> dict:
+        """Delete the webhook with its delivery log."""
+        return await self._run(_api.webhook_delete(store, webhook_id))
+
+    async def rotate_secret(self, store: str, webhook_id: Any, *, idempotency_key: str | None = None) -> Webhook:
+        """A new signing secret (in the answer's `secret`, shown this once); the old one stops signing at once."""
+        return await self._run(_api.webhook_rotate_secret(store, webhook_id, idempotency_key))
+
+    async def send_test(self, store: str, webhook_id: Any, *, idempotency_key: str | None = None) -> WebhookDelivery:
+        """Queue a signed `ping` event; follow the returned delivery in `deliveries`."""
+        return await self._run(_api.webhook_send_test(store, webhook_id, idempotency_key))
+
+    async def deliveries(self, store: str, webhook_id: Any, *, status: str | None = None,
+                         cursor: str | None = None, page_size: int | None = None) -> Page[WebhookDelivery]:
+        """One page of the delivery log, newest first (`status`: queued, succeeded or failed)."""
+        return await self._run(_api.webhook_delivery_list(store, webhook_id, status, cursor, page_size))
+
+    def iter_deliveries(self, store: str, webhook_id: Any, *, status: str | None = None,
+                        page_size: int | None = None) -> AsyncIterator[WebhookDelivery]:
+        return self._pages(lambda cursor: _api.webhook_delivery_list(store, webhook_id, status, cursor, page_size))
+
+    async def retry_delivery(self, store: str, webhook_id: Any, delivery_id: Any, *,
+                             idempotency_key: str | None = None) -> WebhookDelivery:
+        """Queue a failed delivery again, with a fresh set of attempts."""
+        return await self._run(_api.webhook_delivery_retry(store, webhook_id, delivery_id, idempotency_key))
+
+
 class WorkingMemory(_Resource):
     async def list(self, store: str, session_id: str, prefix: str | None = None) -> builtins.list[WorkingMemoryItem]:
         """Every live key of the session (optionally starting with `prefix`), in key order."""
@@ -392,6 +441,7 @@ class AsyncMemoryHub:
         self.scratchpad = Scratchpad(self._transport, sequences)
         self.checkpoints = Checkpoints(self._transport, sequences)
         self.lifecycle = Lifecycle(self._transport, sequences)
+        self.webhooks = Webhooks(self._transport, sequences)
 
     @property
     def base_url(self) -> str:

@@ -412,6 +412,53 @@ class LifecycleResult(Model):
         return replace(result, session=Session.from_json(session)) if isinstance(session, dict) else result
 
 
+# --- Webhooks ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Webhook(Model):
+    """A store's outgoing webhook; `event_types` empty: every type. `secret` only from create and rotate_secret."""
+
+    id: str = ""
+    store: str = ""
+    url: str = ""
+    description: str = ""
+    event_types: list[str] = field(default_factory=list)
+    is_active: bool = False
+    disabled_at: datetime | None = None
+    disabled_reason: str = ""
+    consecutive_failures: int = 0
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    secret: str | None = field(default=None, repr=False)  # kept out of repr, and so out of logs
+    raw: dict = _raw()
+
+    _parsers = _times("disabled_at", "created_at", "updated_at")
+
+
+@dataclass(frozen=True)
+class WebhookDelivery(Model):
+    """One event sent (or being sent) to a webhook: status queued, succeeded or failed (every attempt)."""
+
+    id: str = ""
+    webhook_id: str = ""
+    event_id: str = ""
+    event_type: str = ""
+    user_id: str = ""
+    status: str = ""
+    attempts: int = 0
+    next_attempt_at: datetime | None = None
+    response_status: int | None = None
+    last_error: str = ""
+    duration_ms: int | None = None
+    delivered_at: datetime | None = None
+    created_at: datetime | None = None
+    payload: dict = field(default_factory=dict)  # the JSON body sent
+    raw: dict = _raw()
+
+    _parsers = _times("next_attempt_at", "delivered_at", "created_at")
+
+
 # --- Context ----------------------------------------------------------------------------------------
 
 
@@ -502,6 +549,8 @@ __all__ = [
     "SessionEvent",
     "Store",
     "TaskState",
+    "Webhook",
+    "WebhookDelivery",
     "WorkingMemoryItem",
     "cursor_from_url",
     "parse_datetime",
