@@ -7,13 +7,9 @@ from apps.memories.services.webhooks import webhook_create
 from tests.fakes.webhook_receiver import WebhookReceiver
 
 
-@pytest.fixture(autouse=True)
-def _private_addresses_allowed(settings):
-    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True  # the receiver listens on 127.0.0.1
-
-
 @pytest.fixture
-def receiver():
+def receiver(settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True  # the receiver listens on 127.0.0.1
     with WebhookReceiver() as server:
         yield server
 
