@@ -11,6 +11,8 @@ reviewer in through the login form and times each page over HTTP, as a browser a
 import argparse
 import re
 import secrets
+import subprocess
+import sys
 import time
 
 import httpx
@@ -59,6 +61,9 @@ def seed(args):
     from apps.tenancy.services import membership_set
 
     migrate()
+    # The server runs as in production (DEBUG=false), serving the collected, hashed copies of the static files.
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT,
+                   env=production_env(), check=True)
     tenant, _ = bench_tenant_and_key(key_name="bench-review-pages")
     old = MemoryStore.objects.filter(tenant=tenant, name=STORE).first()
     if old is not None:
@@ -131,7 +136,9 @@ def main(argv=None) -> int:
         "Overview": "/review/overview/",
     }
     results = {}
-    with Server(root=ROOT, web_workers=args.web_workers, env=production_env(), log=log) as server:
+    # Plain HTTP on loopback: the login's cookies cannot be marked Secure here.
+    server_env = production_env(SESSION_COOKIE_SECURE="false", CSRF_COOKIE_SECURE="false")
+    with Server(root=ROOT, web_workers=args.web_workers, env=server_env, log=log) as server:
         with httpx.Client(base_url=server.url, timeout=30) as client:
             log_in(client, password)
             for name, path in pages.items():

