@@ -136,6 +136,9 @@ if DEBUG:
     # WhiteNoise serves from finders in development but still expects STATIC_ROOT to exist.
     STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
+# Flash messages in the (database) session, not in a cookie: the console shows a new webhook's signing secret once.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+
 # --- Security (production = DEBUG=false) ---------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -316,6 +319,9 @@ else:
             "CONFIG": {
                 **{key: value for key, value in DATABASES["channels_postgres"].items() if key != "TEST"},
                 "TIME_ZONE": None,
+                # A listener's membership lasts a day unless its consumer renews it (as channels-redis does); what
+                # a dead web process leaves behind expires and is purged (apps.memories.tasks.purge_live_messages).
+                "group_expiry": 24 * 3600,
                 "PSYCOPG_OPTIONS": {"min_size": 1, "max_size": env_int("CHANNEL_LAYER_POOL_MAX_SIZE", 4, minimum=1)},
             },
         }

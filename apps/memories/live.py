@@ -67,8 +67,8 @@ _own_loop: asyncio.AbstractEventLoop | None = None
 _pid = os.getpid()
 
 
-def bind_event_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """Send from `loop` (the ASGI server's) while it runs."""
+def bind_event_loop(loop: asyncio.AbstractEventLoop | None) -> None:
+    """Send from `loop` (the ASGI server's) while it runs; None: from this process's own loop again."""
     global _bound_loop
     _bound_loop = loop
 

@@ -1,6 +1,7 @@
 """django-q2 entry points of the memories app: thin wrappers that take ids and call services."""
 
 from apps.memories.services import webhooks
+from apps.memories.services.events import live_messages_purge
 
 
 def deliver_webhook(delivery_id: str) -> str:
@@ -14,3 +15,8 @@ def deliver_webhook(delivery_id: str) -> str:
 def sweep_webhook_deliveries() -> dict:
     """Every 5 minutes (schedule created by a migration): lost deliveries enqueued again, old ones deleted."""
     return webhooks.webhook_sweep()
+
+
+def purge_live_messages() -> dict:
+    """Every 5 minutes (schedule created by a migration): the channel layer's expired rows deleted."""
+    return live_messages_purge()

@@ -1,9 +1,13 @@
 """Live events of a store over a websocket: authenticate, join the store's group, relay what arrives."""
 
 import asyncio
+import time
+from types import SimpleNamespace
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.contrib.auth import get_user
+from django.contrib.sessions.backends.db import SessionStore
 
 from apps.memories.events import store_group_name
 from apps.memories.selectors import store_for_listener
@@ -11,6 +15,11 @@ from apps.tenancy.selectors import api_key_authenticate
 
 # How long a connection without credentials in its headers has to send them as its first message.
 FIRST_MESSAGE_AUTH_SECONDS = 5.0
+
+# Access is checked again this often while a connection lasts: a revoked key, a removed membership or a logout
+# ends it. The store's group membership is renewed less often (it expires after a day, as in channels-redis).
+ACCESS_RECHECK_SECONDS = 60.0
+MEMBERSHIP_RENEW_SECONDS = 3600.0
 
 # Close codes (4000–4999 are the application's): the client can tell why without a body.
 CLOSE_UNAUTHENTICATED = 4401
@@ -36,12 +45,19 @@ def _store_for(store_ref: str, user, raw_key: str | None):
     return None, False
 
 
+@database_sync_to_async
+def _session_user(session_key: str | None):
+    """The user of the session as it is now in the database (logged out: anonymous)."""
+    return get_user(SimpleNamespace(session=SessionStore(session_key=session_key)))
+
+
 class StoreEventsConsumer(AsyncJsonWebsocketConsumer):
     """`/ws/stores/<store>/events/`: staff with their session cookie, or an agent with an API key of read
     scope in the `Authorization: Bearer` header or in a first message `{"type": "auth", "api_key": "..."}`
     (never in the URL, which servers and proxies log). Each event arrives as one JSON text frame."""
 
     group = None
+    watch = None
 
     async def connect(self):
         self.store_ref = self.scope["url_route"]["kwargs"]["store"]
@@ -73,10 +89,26 @@ class StoreEventsConsumer(AsyncJsonWebsocketConsumer):
         self.group = store_group_name(store.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.send_json({"type": "subscribed", "store": store.name, "store_id": str(store.pk)})
+        self.watch = asyncio.ensure_future(self._keep_checking_access(raw_key))
+
+    async def _keep_checking_access(self, raw_key):
+        renewed = time.monotonic()
+        while True:
+            await asyncio.sleep(ACCESS_RECHECK_SECONDS)
+            user = None if raw_key is not None else await _session_user(self.scope["session"].session_key)
+            store, authenticated = await _store_for(self.store_ref, user, raw_key)
+            if store is None or store_group_name(store.pk) != self.group:
+                await self.close(code=CLOSE_NOT_FOUND if authenticated else CLOSE_UNAUTHENTICATED)
+                return
+            if time.monotonic() - renewed >= MEMBERSHIP_RENEW_SECONDS:
+                await self.channel_layer.group_add(self.group, self.channel_name)
+                renewed = time.monotonic()
 
     async def disconnect(self, code):
         if getattr(self, "auth_timeout", None) is not None:
             self.auth_timeout.cancel()
+        if self.watch is not None:
+            self.watch.cancel()
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 

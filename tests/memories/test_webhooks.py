@@ -14,6 +14,7 @@ from django_q.models import OrmQ
 from apps.core.errors import ApplicationError, ConflictError
 from apps.memories.events import Event, EventType
 from apps.memories.models import Webhook, WebhookDelivery
+from apps.memories.services import memory_hard_delete
 from apps.memories.services.events import events_publish
 from apps.memories.services.webhooks import (
     webhook_create,
@@ -107,6 +108,8 @@ def test_only_the_changeable_fields_can_be_updated(webhook):
     "http://[fd00::1]/hook",
     "http://[::ffff:127.0.0.1]/hook",  # IPv4-mapped loopback
     "http://0x7f.1/hook",  # 127.0.0.1 written the way inet_aton also reads
+    "http://[64:ff9b::a00:1]/hook",  # NAT64 of 10.0.0.1
+    "http://[2002:a00:1::]/hook",  # 6to4 of 10.0.0.1
 ])
 def test_private_loopback_and_link_local_addresses_are_refused(tenant_a, settings, url):
     settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES = False
@@ -189,16 +192,28 @@ def test_scheduling_many_events_writes_them_in_one_insert(webhook, django_assert
 
 
 @pytest.mark.django_db(transaction=True)
-def test_deliveries_are_written_and_enqueued_once_the_change_commits(tenant_a, receiver):
+def test_deliveries_are_written_with_the_change_and_enqueued_once_it_commits(tenant_a, receiver):
     webhook = webhook_create(store=tenant_a.store, url=receiver.url)
 
     with transaction.atomic():
         events_publish([store_event(tenant_a.store)])
-        assert not WebhookDelivery.objects.exists()  # a change rolled back would tell no one
+        # An outbox: the delivery commits (or rolls back) with the change; nothing is sent before the commit.
+        assert WebhookDelivery.objects.filter(webhook=webhook).count() == 1
+        assert not OrmQ.objects.exists()
 
     delivery = WebhookDelivery.objects.get(webhook=webhook)
     assert [(task.func(), task.args()) for task in OrmQ.objects.all()] == [
         ("apps.memories.tasks.deliver_webhook", (str(delivery.pk),))]
+
+
+def test_a_rolled_back_change_leaves_no_delivery(tenant_a, receiver):
+    webhook_create(store=tenant_a.store, url=receiver.url)
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        events_publish([store_event(tenant_a.store)])
+        raise RuntimeError("rolled back")
+
+    assert not WebhookDelivery.objects.exists() and not OrmQ.objects.exists()
 
 
 def test_each_delivery_records_whose_data_it_holds(webhook):
@@ -253,3 +268,18 @@ def test_the_sweep_enqueues_lost_deliveries_again_and_deletes_old_ones(webhook, 
     assert OrmQ.objects.count() == queued_before + 1
     assert set(WebhookDelivery.objects.values_list("pk", flat=True)) == {lost.pk, recent.pk}
     assert webhook_sweep() == {"requeued": 0, "purged": 0}  # marked: not enqueued again at once
+
+
+def test_erasing_a_memory_for_good_deletes_the_deliveries_that_hold_its_words(webhook, add_memory):
+    erased = add_memory(webhook.store, "Alice's card ends 4242.")
+    kept = add_memory(webhook.store, "Alice likes tea.")
+    assert WebhookDelivery.objects.filter(event_type=EventType.MEMORY_CREATED).count() == 2
+
+    erased_id = str(erased.pk)
+    memory_hard_delete(memory=erased)
+
+    payloads = [delivery.payload for delivery in WebhookDelivery.objects.all()]
+    assert "4242" not in str(payloads)
+    assert [p["data"]["memory"]["id"] for p in payloads if p["type"] == EventType.MEMORY_CREATED] == [str(kept.pk)]
+    deleted = next(p for p in payloads if p["type"] == EventType.MEMORY_DELETED)
+    assert deleted["data"] == {"memory": {"id": erased_id, "user_id": "alice"}, "erased": True}

@@ -6,6 +6,7 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
+from django.contrib.sessions.backends.db import SessionStore
 from django.db import transaction
 from django.test import Client
 
@@ -13,7 +14,7 @@ from apps.core.actors import Actor
 from apps.memories import live
 from apps.memories.services import MemoryInput, memory_approve, memory_create
 from apps.review import consumers
-from apps.tenancy.services import api_key_issue
+from apps.tenancy.services import api_key_issue, api_key_revoke
 from memoryhub.asgi import application
 
 pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True)]
@@ -81,7 +82,7 @@ async def test_agent_with_a_read_key_in_the_header_hears_a_new_memory(tenant_a):
     assert event["type"] == "memory.created"
     assert event["store"] == "main"
     assert event["data"]["memory"]["id"] == str(memory.pk)
-    assert event["data"]["memory"]["content"] == "Prefers email over phone calls."
+    assert "content" not in event["data"]["memory"]  # the channel layer never holds what a memory says
     assert event["data"]["memory"]["status"] == "active"
     await communicator.disconnect()
 
@@ -118,13 +119,11 @@ async def test_a_bad_key_in_the_header_is_refused(tenant_a):
 
 
 async def test_another_tenants_store_is_not_found_for_a_key(tenant_a, tenant_b):
+    # Both stores are called "main": by name or by id, a key finds its own tenant's store, never another's.
     for store_ref in ("main", str(tenant_b.store.pk)):
-        # tenant_b's store is also called "main": by name a key finds its own tenant's store, never another's.
         communicator = await _connect(store_ref, key=tenant_b.keys["read"])
-        subscribed = await _next_event(communicator) if store_ref == "main" else None
-        if subscribed:
-            assert subscribed["store_id"] == str(tenant_b.store.pk)
-            await communicator.disconnect()
+        assert (await _next_event(communicator))["store_id"] == str(tenant_b.store.pk)
+        await communicator.disconnect()
     communicator = await _connect(str(tenant_b.store.pk), key=tenant_a.keys["read"])
     assert await communicator.receive_output(timeout=3) == {"type": "websocket.close",
                                                                "code": consumers.CLOSE_NOT_FOUND}
@@ -165,10 +164,10 @@ async def test_listeners_hear_only_their_own_store(tenant_a, tenant_b):
     listener_a = await _connect("main", key=tenant_a.keys["read"])
     listener_b = await _connect("main", key=tenant_b.keys["read"])
     await _next_event(listener_a), await _next_event(listener_b)
-    await _add(tenant_b.store, "Globex customer fact.")
-    assert (await _next_event(listener_b))["data"]["memory"]["content"] == "Globex customer fact."
-    await _add(tenant_a.store, "Acme customer fact.")
-    assert (await _next_event(listener_a))["data"]["memory"]["content"] == "Acme customer fact."
+    globex = await _add(tenant_b.store, "Globex customer fact.")
+    assert (await _next_event(listener_b))["data"]["memory"]["id"] == str(globex.pk)
+    acme = await _add(tenant_a.store, "Acme customer fact.")
+    assert (await _next_event(listener_a))["data"]["memory"]["id"] == str(acme.pk)
     assert await listener_a.receive_nothing(timeout=0.3)
     await listener_a.disconnect()
     await listener_b.disconnect()
@@ -187,8 +186,8 @@ async def test_a_rolled_back_change_is_never_announced(tenant_a):
             raise RuntimeError("rolled back")
 
     await add_then_fail()
-    await _add(tenant_a.store, "Committed.")
-    assert (await _next_event(communicator))["data"]["memory"]["content"] == "Committed."
+    committed = await _add(tenant_a.store, "Committed.")
+    assert (await _next_event(communicator))["data"]["memory"]["id"] == str(committed.pk)
     assert await communicator.receive_nothing(timeout=0.3)
     await communicator.disconnect()
 
@@ -212,3 +211,26 @@ async def test_a_browser_on_another_site_cannot_listen_with_a_reviewers_login(te
     )
     connected, _ = await communicator.connect(timeout=10)
     assert not connected
+
+
+async def test_a_revoked_key_stops_listening(tenant_a, monkeypatch):
+    monkeypatch.setattr(consumers, "ACCESS_RECHECK_SECONDS", 0.2)
+    issued = await database_sync_to_async(api_key_issue)(tenant=tenant_a.tenant, name="soon revoked", scopes=["read"])
+    communicator = await _connect("main", key=issued.raw_key)
+    assert (await _next_event(communicator))["type"] == "subscribed"
+    assert await communicator.receive_nothing(timeout=0.5)  # still allowed: checked again, nothing happens
+
+    await database_sync_to_async(api_key_revoke)(api_key=issued.api_key)
+    assert await communicator.receive_output(timeout=3) == {"type": "websocket.close",
+                                                               "code": consumers.CLOSE_UNAUTHENTICATED}
+
+
+async def test_a_reviewer_who_logs_out_stops_listening(tenant_a, monkeypatch):
+    monkeypatch.setattr(consumers, "ACCESS_RECHECK_SECONDS", 0.2)
+    cookie = await _session_cookie(tenant_a.reviewer)
+    communicator = await _connect(str(tenant_a.store.pk), cookie=cookie)
+    assert (await _next_event(communicator))["type"] == "subscribed"
+
+    await database_sync_to_async(SessionStore(session_key=cookie.removeprefix("sessionid=")).delete)()
+    assert await communicator.receive_output(timeout=3) == {"type": "websocket.close",
+                                                               "code": consumers.CLOSE_UNAUTHENTICATED}

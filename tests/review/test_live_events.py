@@ -13,6 +13,7 @@ from django.conf import settings
 from websockets.sync.client import connect
 
 from apps.extraction.models import ExtractionJob
+from apps.memories.models import Memory
 from tests.processes import LiveServer, QCluster, free_port, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -93,7 +94,8 @@ def _a_worker_extracts_and_the_listener_hears_it(server, worker, tenant, ws_auth
     assert by_type["session.created"]["data"]["session"] == {
         "id": "live-1", "user_id": "dana", "agent_id": "", "status": "active"}
     created = by_type["memory.created"]["data"]["memory"]
-    assert created["user_id"] == "dana" and "dana@example.com" in created["content"]
+    assert created["user_id"] == "dana" and created["status"] == "active"
+    assert "dana@example.com" in Memory.objects.get(pk=created["id"]).content
     job = ExtractionJob.objects.get()
     assert by_type["extraction_job.finished"]["data"]["job"]["id"] == str(job.pk)
     assert by_type["extraction_job.finished"]["data"]["job"]["added"] >= 1

@@ -120,9 +120,18 @@ def _addresses(url: httpx.URL) -> list:
     return found
 
 
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
 def _is_public(address) -> bool:
-    if address.version == 6 and address.ipv4_mapped:
-        address = address.ipv4_mapped
+    """A public unicast address; an IPv6 address that carries an IPv4 one (mapped, NAT64, 6to4, Teredo) is judged by
+    the IPv4 address it reaches."""
+    if address.version == 6:
+        embedded = address.ipv4_mapped or address.sixtofour or (address.teredo[1] if address.teredo else None)
+        if embedded is None and address in _NAT64:
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is not None:
+            return _is_public(embedded)
     return address.is_global and not address.is_multicast
 
 
@@ -204,8 +213,10 @@ def webhook_delivery_attempt(*, delivery_id) -> WebhookDelivery | None:
     duration_ms = int((time.monotonic() - started) * 1000)
     final = answer.succeeded or delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS
     if not answer.succeeded:
-        logger.info("Webhook delivery %s to %s failed (attempt %s): %s", delivery.pk, webhook.url, delivery.attempts,
-                    answer.error)
+        # The host only (a URL's path or query often holds a token) and the status, not the reply (which often
+        # echoes the payload).
+        logger.info("Webhook delivery %s of webhook %s to %s failed (attempt %s): %s", delivery.pk, webhook.pk,
+                    httpx.URL(webhook.url).host, delivery.attempts, answer.status_code or "no answer")
     return _record(delivery, answer, duration_ms=duration_ms, final=final, counts=True)
 
 
@@ -250,12 +261,15 @@ def _count_final_failure(delivery: WebhookDelivery) -> None:
     threshold = settings.WEBHOOK_DISABLE_AFTER_FAILURES
     if threshold and webhook.is_active and webhook.consecutive_failures >= threshold:
         webhook.is_active, webhook.disabled_at = False, timezone.now()
+        # Not the last error's text: the receiver's reply may echo a customer's words, and this row outlives
+        # erasures and the delivery log's retention. The delivery log has the details.
+        last = f"HTTP {delivery.response_status}" if delivery.response_status else "no answer"
         webhook.disabled_reason = (
             f"Disabled after {webhook.consecutive_failures} deliveries in a row failed on every attempt; "
-            f"the last: {delivery.last_error}"
+            f"the last: {last} (see the delivery log)."
         )
         fields += ["is_active", "disabled_at", "disabled_reason"]
-        logger.warning("Webhook %s (%s) disabled: %s", webhook.pk, webhook.url, webhook.disabled_reason)
+        logger.warning("Webhook %s disabled: %s", webhook.pk, webhook.disabled_reason)
     webhook.save(update_fields=fields)
     delivery.webhook = webhook
 

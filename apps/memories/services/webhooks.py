@@ -53,6 +53,8 @@ def webhook_create(*, store: MemoryStore, url: str, event_types: list[str] | Non
     url = check_webhook_url(url)
     event_types = _clean_event_types(event_types)
     with transaction.atomic():
+        # The store's row locked: two concurrent creates cannot both pass the limit.
+        MemoryStore.objects.select_for_update().filter(pk=store.pk).first()
         if Webhook.objects.filter(store=store).count() >= settings.WEBHOOK_MAX_PER_STORE:
             raise ConflictError(
                 f"Store {store.name!r} has {settings.WEBHOOK_MAX_PER_STORE} webhooks, the most a store may have.",
@@ -214,6 +216,16 @@ def _subject_user_id(data) -> str:
 
 
 # --- Erasure and housekeeping ------------------------------------------------------------------------------
+
+
+def webhook_deliveries_forget_memory(*, memory) -> int:
+    """Delete the deliveries whose payload is about one memory (erasing it for good, so its words are not sent)."""
+    deleted, _ = WebhookDelivery.objects.filter(
+        webhook_id__in=Webhook.objects.filter(store_id=memory.store_id).values("pk"),
+        user_id=memory.user_id,
+        payload__data__memory__id=str(memory.pk),
+    ).delete()
+    return deleted
 
 
 def webhook_deliveries_forget(*, store: MemoryStore, user_id: str) -> int:
