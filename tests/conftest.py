@@ -6,6 +6,7 @@ import pytest
 from channels.layers import channel_layers
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
+from django.db import connections
 from rest_framework.test import APIClient
 
 from apps.core.actors import Actor
@@ -107,3 +108,13 @@ def _in_memory_channel_layer():
     not be dropped); tests/review/test_live_events.py runs the real layers between real processes."""
     django_settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     channel_layers.backends.clear()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _connections_closed_before_the_test_database_is_dropped(django_db_setup, django_db_blocker):
+    """Async tests (websocket consumers) reach the database from the worker threads of asgiref's executor, whose
+    connections outlive the tests that used them; one left open stops the test database from being dropped."""
+    yield
+    with django_db_blocker.unblock(), connections["default"].cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                       " WHERE datname = current_database() AND pid <> pg_backend_pid()")
