@@ -92,6 +92,8 @@ class Command(BaseCommand):
                 [
                     "memoryhub demo ready:",
                     f"  URL            {url}  (admin: {url}/admin/, API docs: {url}/api/v1/docs)",
+                    f"  review console {url}/review/  (live events: ws{url.removeprefix('http')}/ws/stores/"
+                    f"{DEMO_STORE}/events/)",
                     f"  admin login    {DEMO_ADMIN} / {password}",
                     f"  API key        {raw_key}",
                     f"  demo store     {DEMO_STORE}",
