@@ -1,3 +1,5 @@
+import subprocess
+import sys
 from io import StringIO
 
 from django.core.management import call_command
@@ -8,7 +10,7 @@ from apps.tenancy.models import ApiKey, Tenant
 
 
 def _env(path):
-    return dict(line.split("=", 1) for line in path.read_text().splitlines())
+    return dict(line.removeprefix("export ").split("=", 1) for line in path.read_text().splitlines())
 
 
 def test_seed_demo_creates_everything_once_and_reuses_it(db, tmp_path):
@@ -20,6 +22,11 @@ def test_seed_demo_creates_everything_once_and_reuses_it(db, tmp_path):
 
     call_command("seed_demo", env_file=str(env_file), stdout=StringIO())
     assert _env(env_file) == first
+    # Sourced, it reaches the programs the shell starts (the client reads os.environ).
+    shown = subprocess.run(["bash", "-c", f"source {env_file}; {sys.executable} -c "
+                            "'import os; print(os.environ[\"MEMORYHUB_API_KEY\"])'"],
+                           capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == first["MEMORYHUB_API_KEY"]
     assert Tenant.objects.filter(slug="demo").count() == 1
     assert ApiKey.objects.filter(tenant__slug="demo").count() == 1
     store = MemoryStore.objects.get(tenant__slug="demo", name="demo")

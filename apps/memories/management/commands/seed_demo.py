@@ -24,7 +24,7 @@ def _read_env_file(path: Path) -> dict[str, str]:
     for line in path.read_text().splitlines():
         key, sep, value = line.partition("=")
         if sep and not key.startswith("#"):
-            values[key.strip()] = value.strip()
+            values[key.strip().removeprefix("export ").strip()] = value.strip()
     return values
 
 
@@ -80,11 +80,13 @@ class Command(BaseCommand):
             )
 
         env_path.parent.mkdir(parents=True, exist_ok=True)
+        # `export`: `source var/demo.env` then reaches programs started from the shell (the client, the examples),
+        # not only the shell's own curl commands.
         env_path.write_text(
-            f"MEMORYHUB_URL={url}\n"
-            f"MEMORYHUB_API_KEY={raw_key}\n"
-            f"ADMIN_USERNAME={DEMO_ADMIN}\n"
-            f"ADMIN_PASSWORD={password}\n"
+            f"export MEMORYHUB_URL={url}\n"
+            f"export MEMORYHUB_API_KEY={raw_key}\n"
+            f"export ADMIN_USERNAME={DEMO_ADMIN}\n"
+            f"export ADMIN_PASSWORD={password}\n"
         )
         env_path.chmod(0o600)
         self.stdout.write(
