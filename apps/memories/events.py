@@ -5,6 +5,8 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from apps.core.fields import iso_datetime
+
 
 class EventType:
     MEMORY_CREATED = "memory.created"
@@ -33,7 +35,7 @@ class Event:
     store_name: str
     data: dict
     id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    occurred_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat().replace("+00:00", "Z"))
+    occurred_at: str = field(default_factory=lambda: iso_datetime(datetime.now(UTC)))
 
     def as_dict(self) -> dict:
         """The event as listeners receive it (websocket frame and webhook body)."""
@@ -60,8 +62,8 @@ def memory_event_data(memory, **extra) -> dict:
             "source": memory.source,
             "confidence": memory.confidence,
             "importance": memory.importance,
-            "created_at": memory.created_at.isoformat().replace("+00:00", "Z") if memory.created_at else None,
-            "updated_at": memory.updated_at.isoformat().replace("+00:00", "Z") if memory.updated_at else None,
+            "created_at": iso_datetime(memory.created_at),
+            "updated_at": iso_datetime(memory.updated_at),
         },
         **extra,
     }

@@ -110,4 +110,9 @@ def wait_until_sent(timeout: float = EXIT_FLUSH_SECONDS) -> bool:
     return all(sender.idle.wait(timeout) for sender in senders)
 
 
+def after_worker_task(sender, **kwargs) -> None:
+    """django-q2's post_execute_in_worker: the task's events are sent before the worker takes the next one."""
+    wait_until_sent()
+
+
 atexit.register(wait_until_sent)
