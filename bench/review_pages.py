@@ -162,7 +162,7 @@ def main(argv=None) -> int:
         targets=targets,
         tables=[report.Table("Page answers", ["Page", "Requests", "Errors", "p50 ms", "p95 ms"], rows,
                              note="The number of queries per page does not grow with the store: "
-                             "tests/review/test_query_counts.py and test_page_speed.py hold it.")],
+                             "tests/review/test_query_counts.py and test_query_counts_at_scale.py hold it.")],
     )
     report.publish(section, args.report, log=log, started=started)
     return exit_status()
