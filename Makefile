@@ -14,10 +14,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[local]"
 	touch $@
 
-# The Python client (clients/python) is installed with its Strands extra: its tests and the server's
-# end-to-end tests of it run in the same suite.
+# The Python client (clients/python) is installed with its framework extras (Strands, LangGraph, OpenAI
+# Agents): its tests and the server's end-to-end tests of it run in the same suite.
 $(VENV)/.installed-dev: pyproject.toml clients/python/pyproject.toml $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e ".[local,dev]" -e "clients/python[strands]"
+	$(BIN)/python -m pip install --quiet -e ".[local,dev]" -e "clients/python[strands,langgraph,openai-agents]"
 	touch $@
 
 install: $(VENV)/.installed

@@ -10,6 +10,9 @@ Start memoryhub (`make run`), then in another shell:
 First conversation: the customer introduces herself and states a preference; memoryhub extracts the
 facts on the server. Second conversation, a new agent for the same customer: the facts are injected
 into the model's input (a <memory> block) and available through the search_memory tool.
+
+The agents keep running if memoryhub is down (they answer without memory), and the messages wait in a
+local spool (var/strands-example.spool) until memoryhub has them, even across a restart of this script.
 (The openai and anthropic models need `pip install "strands-agents[openai]"` / `[anthropic]`.)
 """
 
@@ -51,12 +54,17 @@ def main() -> int:
     parser.add_argument("--model", choices=["scripted", "openai", "anthropic"], default="scripted")
     parser.add_argument("--store", default="demo", help="memoryhub store (make run creates 'demo')")
     parser.add_argument("--user", default=f"customer-{uuid.uuid4().hex[:6]}", help="the customer's user_id")
+    parser.add_argument("--spool", default="var/strands-example.spool",
+                        help="where messages wait while memoryhub is unavailable ('' for process memory only)")
     args = parser.parse_args()
+    spool = args.spool or None
 
-    hub = MemoryHub()  # MEMORYHUB_URL and MEMORYHUB_API_KEY, e.g. from var/demo.env
+    # The stores make their own clients (MEMORYHUB_URL and MEMORYHUB_API_KEY, e.g. from var/demo.env), with
+    # the short timeouts an agent's path needs; this one, for reading results back, may wait longer.
+    hub = MemoryHub()
 
     # --- Conversation 1: the customer tells the agent about herself.
-    first = MemoryHubStore(store=args.store, user_id=args.user, agent_id="support-agent", client=hub)
+    first = MemoryHubStore(store=args.store, user_id=args.user, agent_id="support-agent", spool=spool)
     agent = Agent(
         model=build_model(args.model, ["Nice to meet you, Alice!", "Got it, dark mode.", "You're welcome!"]),
         system_prompt=SYSTEM_PROMPT,
@@ -66,13 +74,14 @@ def main() -> int:
     for text in ("Hi, my name is Alice.", "I prefer dark mode on every screen.", "Thanks, that's all."):
         print(f"customer> {text}\nagent> {agent(text)}")
 
+    first.flush(timeout=30)  # the messages are on the server (they were, unless memoryhub was slow)
     flushed = hub.sessions.flush(args.store, first.session_id, wait=30)
     print(f"\nmemoryhub extracted the conversation (complete: {flushed.complete}):")
     for memory in hub.memories.list(args.store, user_id=args.user).items:
         print(f"  - [{memory.memory_type}] {memory.content}")
 
     # --- Conversation 2: a new agent, same customer.
-    second = MemoryHubStore(store=args.store, user_id=args.user, agent_id="support-agent", client=hub)
+    second = MemoryHubStore(store=args.store, user_id=args.user, agent_id="support-agent", spool=spool)
     model = build_model(args.model, [ToolCall("search_memory", {"query": "display preferences"}),
                                      "You like dark mode, Alice, so I've switched it on for you."])
     agent = Agent(model=model, system_prompt=SYSTEM_PROMPT, memory_manager=MemoryManager(stores=[second]),

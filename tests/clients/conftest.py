@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 
 from apps.extraction.models import ExtractionJob
-from memoryhub_client import AsyncMemoryHub, MemoryHub
+from memoryhub_client import AsyncMemoryHub, MemoryHub, resilience
 from tests.processes import LiveServer, QCluster, wait_for
 
 
@@ -79,6 +79,17 @@ def _live_server_helper(request):
     # locks that would deadlock the TRUNCATE.
     wait_for(lambda: not ExtractionJob.objects.filter(status__in=ExtractionJob.OPEN_STATUSES).exists(),
              timeout=60, what="the worker to finish its extraction jobs")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_resilience(monkeypatch):
+    """Every test starts as a new process would: no open circuit breaker, no outbox holding writes of an
+    earlier test. Breakers reopen after 0.2 s instead of 5 s, so an outage test recovers quickly."""
+    monkeypatch.setattr(resilience, "FIRST_COOLDOWN_SECONDS", 0.2)
+    monkeypatch.setattr(resilience, "MAX_COOLDOWN_SECONDS", 1.0)
+    resilience.reset(timeout=0)
+    yield
+    resilience.reset(timeout=5)
 
 
 @pytest.fixture

@@ -12,9 +12,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "strands_support_agent.py"
 
 
-def test_the_strands_example_teaches_one_agent_and_reminds_the_next(live_server, tenant_a):
+def test_the_strands_example_teaches_one_agent_and_reminds_the_next(live_server, tenant_a, tmp_path):
     env = {**os.environ, "MEMORYHUB_URL": live_server.base_url, "MEMORYHUB_API_KEY": tenant_a.keys["write"]}
-    result = subprocess.run([sys.executable, str(EXAMPLE), "--store", "main", "--user", "alice"], env=env,
+    result = subprocess.run([sys.executable, str(EXAMPLE), "--store", "main", "--user", "alice",
+                             "--spool", str(tmp_path / "example.spool")], env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     output = result.stdout

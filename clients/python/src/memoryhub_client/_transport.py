@@ -242,6 +242,7 @@ class BaseTransport:
         *,
         timeout: float,
         max_retries: int,
+        connect_timeout: float | None = None,
         backoff_seconds: float,
         max_backoff_seconds: float,
         headers: Mapping[str, str] | None,
@@ -255,7 +256,12 @@ class BaseTransport:
             raise ConfigurationError(f"max_retries must not be negative, got {max_retries!r}.")
         if backoff_seconds < 0 or max_backoff_seconds < 0:
             raise ConfigurationError("backoff_seconds and max_backoff_seconds must not be negative.")
+        if connect_timeout is not None and connect_timeout <= 0:
+            raise ConfigurationError(f"connect_timeout must be a positive number of seconds, got {connect_timeout!r}.")
         self.timeout = float(timeout)
+        # A connection that cannot be made in a fraction of the read budget will not be made at all: an agent
+        # on a dead network should learn that quickly, while an answer may legitimately take longer.
+        self.connect_timeout = float(connect_timeout) if connect_timeout is not None else self.timeout
         self.max_retries = int(max_retries)
         self.backoff_seconds = float(backoff_seconds)
         self.max_backoff_seconds = float(max_backoff_seconds)
@@ -264,6 +270,9 @@ class BaseTransport:
         self.headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **extra,
                         "Authorization": f"Bearer {api_key}"}
         self._random: Callable[[], float] = random.random  # replaced in tests to pin the jitter
+
+    def client_timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(self.timeout, connect=self.connect_timeout)
 
     def prepare(self, call: Call[T]) -> Call[T]:
         """The call as it will be sent: a write without a key gets one of its own, kept across its retries.
@@ -292,7 +301,8 @@ class BaseTransport:
         if call.idempotency_key:
             headers["Idempotency-Key"] = call.idempotency_key
         params = {name: query_value(value) for name, value in (call.params or {}).items() if value is not None}
-        timeout = httpx.Timeout(self.timeout + call.extra_timeout) if call.extra_timeout else httpx.USE_CLIENT_DEFAULT
+        timeout = (httpx.Timeout(self.timeout + call.extra_timeout, connect=self.connect_timeout)
+                   if call.extra_timeout else httpx.USE_CLIENT_DEFAULT)
         return client.build_request(
             call.method, call.path, params=params, content=content, headers=headers, timeout=timeout
         )
@@ -331,7 +341,7 @@ class SyncTransport(BaseTransport):
     def __init__(self, base_url: str | None, api_key: str | None, *, transport: httpx.BaseTransport | None = None,
                  **settings: Any):
         super().__init__(base_url, api_key, **settings)
-        self._client = httpx.Client(base_url=self.base_url, headers=self.headers, timeout=self.timeout,
+        self._client = httpx.Client(base_url=self.base_url, headers=self.headers, timeout=self.client_timeout(),
                                     transport=transport)
         self._sleep: Callable[[float], Any] = time.sleep
 
@@ -365,7 +375,7 @@ class AsyncTransport(BaseTransport):
     def __init__(self, base_url: str | None, api_key: str | None, *,
                  transport: httpx.AsyncBaseTransport | None = None, **settings: Any):
         super().__init__(base_url, api_key, **settings)
-        self._client = httpx.AsyncClient(base_url=self.base_url, headers=self.headers, timeout=self.timeout,
+        self._client = httpx.AsyncClient(base_url=self.base_url, headers=self.headers, timeout=self.client_timeout(),
                                          transport=transport)
         self._sleep: Callable[[float], Any] = asyncio.sleep
 

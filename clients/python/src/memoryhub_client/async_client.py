@@ -418,6 +418,7 @@ class AsyncMemoryHub:
         api_key: str | None = None,
         *,
         timeout: float = 10.0,
+        connect_timeout: float | None = None,
         max_retries: int = 3,
         backoff_seconds: float = 0.5,
         max_backoff_seconds: float = 8.0,
@@ -426,7 +427,8 @@ class AsyncMemoryHub:
         headers: Mapping[str, str] | None = None,
     ):
         self._transport = AsyncTransport(
-            base_url, api_key, timeout=timeout, max_retries=max_retries, backoff_seconds=backoff_seconds,
+            base_url, api_key, timeout=timeout, connect_timeout=connect_timeout, max_retries=max_retries,
+            backoff_seconds=backoff_seconds,
             max_backoff_seconds=max_backoff_seconds, auto_idempotency_keys=auto_idempotency_keys,
             transport=transport, headers=headers,
         )

@@ -4,31 +4,52 @@
     from strands.memory import MemoryManager
     from memoryhub_client.strands import MemoryHubStore
 
-    store = MemoryHubStore(store="support", user_id="alice", agent_id="support-bot")
+    store = MemoryHubStore(store="support", user_id="alice", agent_id="support-bot", spool="var/memoryhub.spool")
     agent = Agent(model=model, memory_manager=MemoryManager(stores=[store]))
 
-The agent's conversation goes to memoryhub as raw messages after every invocation; memoryhub
-extracts durable facts on the server, in the background. Before each model call the manager
-searches the store and injects what it finds; the ``search_memory`` tool searches it too.
+The agent's conversation goes to memoryhub as raw messages after every invocation; memoryhub extracts
+durable facts on the server, in the background. Before each model call the manager searches the store and
+injects what it finds; the ``search_memory`` tool searches it too.
 
-Strands runs every synchronous ``agent(...)`` call in a new event loop, so this store never keeps an
-``httpx.AsyncClient`` (bound to the loop that created it): it uses the synchronous client from a
-worker thread (``asyncio.to_thread``).
+memoryhub is never the reason an agent is down or slow (see ``memoryhub_client.resilience``): an agent can
+be built and can answer while memoryhub is refused, erroring, hanging or stopped. Searches get one second
+and then return nothing; after a failure they are skipped altogether until a background probe finds the
+server back. Messages go through an outbox that delivers them in order and, with ``spool=``, keeps them on
+disk until delivered, across restarts. Only what a person must fix fails loudly, when the agent is built: a
+wrong API key, a key without the needed scope, a missing store, a URL that is not memoryhub, a session that
+belongs to another user.
+
+**Async use.** ``agent("...")`` saves the turn's messages before it returns. ``await agent.invoke_async(...)``
+saves them in the background: before the event loop ends, await ``agent.memory_manager.flush()`` — or use
+``async with flush_memory_on_exit(agent):`` or ``await invoke_and_save(agent, prompt)``. (This store queues
+messages before its first await, so even a loop that ends early loses none it was given; Strands itself only
+hands over the messages of a save that started.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import threading
+import time
 import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from strands.memory import AddMessagesContext, ExtractionConfig, InvocationTrigger, MemoryEntry, SearchOptions
 
 from memoryhub_client.client import MemoryHub
-from memoryhub_client.errors import Conflict, MemoryHubError, NotFound, PermissionDenied, ValidationFailed
+from memoryhub_client.errors import MemoryHubError, NotFound
+from memoryhub_client.resilience import (
+    READ_TIMEOUT_SECONDS,
+    REFUSED_RECHECK_SECONDS,
+    Guard,
+    describe_refusal,
+    is_transient,
+)
 
 logger = logging.getLogger("memoryhub_client.strands")
 
@@ -40,8 +61,7 @@ _KNOWN_BLOCKS = frozenset(
 )
 _BINARY_BLOCKS = frozenset({"image", "document", "video"})
 # The server's limits (MEMORYHUB_MAX_MESSAGES_PER_BATCH, MEMORYHUB_MAX_MESSAGE_CHARS, the search query's
-# length). A save that breaks one would be refused on every retry, and Strands resends refused messages
-# with every later save: the store keeps within them instead.
+# length). A save that breaks one would be refused on every retry: the store keeps within them instead.
 MAX_MESSAGES_PER_REQUEST = 100
 MAX_MESSAGE_CHARS = 32_768
 MAX_QUERY_CHARS = 4_000
@@ -57,10 +77,13 @@ class MemoryHubStore:
         user_id: Whose memories: searches, adds and messages are all scoped to this user.
         agent_id: Recorded on messages and added memories; with ``search_by_agent`` also a search filter.
         session_id: The memoryhub session the conversation is recorded in; default: one new session
-            per store instance.
-        client: A ``MemoryHub`` to use (default: one built from ``MEMORYHUB_URL`` / ``MEMORYHUB_API_KEY``,
-            or from ``base_url`` / ``api_key``, with a short timeout and one retry: it sits on the
-            agent's path, so an unreachable memoryhub should cost seconds, not minutes).
+            per store instance. An existing session must belong to ``user_id``.
+        base_url, api_key: The server (default: ``MEMORYHUB_URL`` / ``MEMORYHUB_API_KEY``).
+        client: A ``MemoryHub`` to use instead; its timeout and retries then bound what a memory call
+            costs the agent, so keep them short.
+        timeout: Seconds a memory call may hold up the agent (default 1).
+        spool: A file where messages wait until memoryhub has them, surviving restarts (SQLite; one per
+            process or shared, replays are idempotent). Default: in process memory only.
         name, description, max_search_results, writable, extraction: the Strands store attributes;
             ``extraction`` defaults to server-side extraction after every invocation.
     """
@@ -75,6 +98,8 @@ class MemoryHubStore:
         client: MemoryHub | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
+        timeout: float = READ_TIMEOUT_SECONDS,
+        spool: str | Path | None = None,
         name: str | None = None,
         description: str | None = "Long-term memory about the user, kept by memoryhub.",
         max_search_results: int | None = 5,
@@ -95,8 +120,8 @@ class MemoryHubStore:
         # memoryhub extracts them; no extractor (and no model call) on the client.
         self.extraction = ExtractionConfig(trigger=[InvocationTrigger()]) if extraction is None else extraction
         self.search_by_agent = search_by_agent
-        self._client = client or MemoryHub(base_url=base_url, api_key=api_key, timeout=5.0, max_retries=1)
-        self._owns_client = client is None
+        self._guard = Guard(base_url=base_url, api_key=api_key, client=client, timeout=timeout, spool=spool)
+        self._client = self._guard.client
         # The idempotency key of a message is (run id, Strands sequence number). Strands numbers the
         # messages of each agent's MemoryManager from 0, so the run id is minted per store instance, again
         # in initialize() (called once per agent, before its numbering starts), and again if the numbering
@@ -105,43 +130,55 @@ class MemoryHubStore:
         self.session_id = session_id or f"strands-{self._run_id}"
         self._acknowledged_seq = -1
         self._lock = threading.Lock()
+        # Whether the store, the key's scope and the session's owner were checked (they cannot be while
+        # memoryhub is down: then on the first call after it is back), and until when a refusal stands.
+        self._checked = False
+        self._refused_until = 0.0
 
     # --- Strands MemoryStore contract ---------------------------------------------------------------
 
     async def initialize(self) -> None:
-        """At agent construction: fail loudly if the store is missing or the key cannot use it (or, for a
-        writable store, cannot write); start a new run of message numbers."""
-        try:
-            await asyncio.to_thread(self._client.stores.get, self.store)
-        except NotFound as exc:
-            raise ValueError(f"memoryhub store {self.store!r} does not exist (or this API key cannot see it)") from exc
-        except PermissionDenied as exc:
-            raise ValueError(f"this API key may not use memoryhub store {self.store!r}") from exc
-        if self.writable:
-            key = await asyncio.to_thread(self._client.key_info)
-            if not key.can_write:
-                raise ValueError(
-                    f"MemoryHubStore {self.name!r} is writable but API key {key.name!r} has scopes "
-                    f"{', '.join(key.scopes)}: it needs 'write' (or pass writable=False)"
-                )
+        """At agent construction: fail loudly on what a person must fix (a wrong key, a missing store or
+        scope, a URL that is not memoryhub, a session of another user); if memoryhub is unavailable, warn
+        and let the agent run without memory until it is back. Starts a new run of message numbers."""
         with self._lock:
             self._run_id = uuid.uuid4().hex
             self._acknowledged_seq = -1
+        if not self._guard.available:
+            logger.warning("memoryhub is unavailable; agent built without memory for store %r until it is back",
+                           self.store)
+            return
+        try:
+            await asyncio.to_thread(self._check)
+        except MemoryHubError as error:
+            if not is_transient(error):
+                raise ValueError(describe_refusal(error, base_url=self._client.base_url, store=self.store)) from error
+            self._guard.breaker.record_failure(error)
 
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
+        """The user's memories that match, best first; nothing (at once) while memoryhub is unavailable."""
         limit = (options or {}).get("max_search_results") or self.max_search_results or 5
         # The query is often the user's whole last message: keep what the server accepts, the end of it.
         query = _clean_text(query).strip()[-MAX_QUERY_CHARS:]
-        if not query:
+        if not query or not self._usable():
             return []
-        hits = await asyncio.to_thread(
-            self._client.search,
-            self.store,
-            query,
-            user_id=self.user_id,
-            agent_id=self.agent_id if self.search_by_agent else None,
-            limit=max(1, min(int(limit), 100)),
-        )
+
+        def search() -> list:
+            if not self._checked:
+                self._check()
+            return self._client.search(
+                self.store,
+                query,
+                user_id=self.user_id,
+                agent_id=self.agent_id if self.search_by_agent else None,
+                limit=max(1, min(int(limit), 100)),
+            )
+
+        try:
+            hits = await self._guard.read_async(search, default=[], what="memory search")
+        except (MemoryHubError, ValueError) as error:
+            self._refuse(error)
+            return []
         return [
             MemoryEntry(
                 content=hit.memory.content,
@@ -155,23 +192,34 @@ class MemoryHubStore:
         ]
 
     async def add(self, content: str, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Store one memory (the ``add_memory`` tool); the same content twice is one memory."""
-        result = await asyncio.to_thread(
-            self._client.memories.add,
-            self.store,
-            user_id=self.user_id,
-            content=content,
-            agent_id=self.agent_id,
-            session_id=self.session_id,
-            metadata=_json_safe(metadata or {}),
-        )
-        return {"memory_id": str(result.memory.id), "duplicate": result.duplicate}
+        """Store one memory (the ``add_memory`` tool); the same content twice is one memory.
+
+        While memoryhub is unavailable the memory is queued and stored when it is back (``"queued": True``):
+        the model is not told that a memory failed that will be, or was, stored. Refused content raises.
+        """
+        memory = {"user_id": self.user_id, "content": content, "agent_id": self.agent_id,
+                  "session_id": self.session_id, "metadata": _json_safe(metadata or {})}
+        if self._guard.available:
+            try:
+                result = await asyncio.to_thread(self._client.memories.add, self.store, **memory)
+            except MemoryHubError as error:
+                if not is_transient(error):
+                    raise
+                # Perhaps stored before the answer was lost: the outbox sends it again, which the server
+                # answers as a duplicate.
+                self._guard.breaker.record_failure(error)
+            else:
+                self._guard.breaker.record_success()
+                return {"memory_id": str(result.memory.id), "duplicate": result.duplicate}
+        self._guard.outbox.submit("add_memory", {"store": self.store, "memory": memory})
+        return {"queued": True}
 
     async def add_messages(self, messages: list[dict], context: AddMessagesContext | None = None) -> dict[str, Any]:
-        """Send the conversation to memoryhub, which extracts from it in the background (202 at once).
+        """Send the conversation to memoryhub, which extracts from it in the background.
 
-        Each message carries (run id, Strands sequence number), so a retried batch — Strands resends
-        the messages of a failed save together with newer ones — stores each message once.
+        The messages are queued (on disk with a spool) before anything is awaited, then delivered by the
+        outbox; while memoryhub is up this waits up to ``timeout`` for the delivery. Each message carries
+        (run id, Strands sequence number), so a batch delivered twice is stored once.
         """
         sequence = context.sequence_numbers if context is not None else None
         batch = []
@@ -184,40 +232,63 @@ class MemoryHubStore:
                 item["seq"] = sequence[index]
             batch.append(item)
         if not batch:
-            return {"accepted": 0, "duplicates": 0}
+            return {"queued": 0, "delivered": True}
         run_id = self._run_for(sequence)
-        totals = {"accepted": 0, "duplicates": 0, "dropped": 0}
-        for start in range(0, len(batch), MAX_MESSAGES_PER_REQUEST):
-            chunk = batch[start:start + MAX_MESSAGES_PER_REQUEST]
-            try:
-                result = await asyncio.to_thread(
-                    self._client.sessions.add_messages,
-                    self.store,
-                    self.session_id,
-                    user_id=self.user_id,
-                    agent_id=self.agent_id or "",
-                    run_id=run_id,
-                    messages=chunk,
-                )
-            except (ValidationFailed, Conflict) as exc:
-                # Refused for good (invalid content, a terminated session...): raising would make Strands
-                # resend these messages, refused again, with every later save. Drop them, loudly.
-                logger.error("memoryhub refused %d message(s) of session %s: %s; they are not stored",
-                             len(chunk), self.session_id, exc)
-                totals["dropped"] += len(chunk)
-                continue
-            totals["accepted"] += result.accepted
-            totals["duplicates"] += result.duplicates
         if sequence:
             with self._lock:
                 self._acknowledged_seq = max(self._acknowledged_seq, max(sequence))
-        return totals
+        delivered = True
+        for start in range(0, len(batch), MAX_MESSAGES_PER_REQUEST):
+            payload = {"store": self.store, "session_id": self.session_id, "user_id": self.user_id,
+                       "agent_id": self.agent_id or "", "run_id": run_id,
+                       "messages": batch[start:start + MAX_MESSAGES_PER_REQUEST]}
+            delivered = await self._guard.write_async("add_messages", payload) and delivered
+        return {"queued": len(batch), "delivered": delivered}
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until memoryhub has every message and memory queued so far (or ``timeout``); True if it has."""
+        return self._guard.flush(timeout)
 
     def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
+        self._guard.close()
 
     # --- helpers ------------------------------------------------------------------------------------
+
+    def _check(self) -> None:
+        """What a person must fix: the store, the key's scope, the session's owner. Raises ValueError for a
+        problem, the client's error for an outage."""
+        # The key first: its answer also tells a wrong URL (no such route) from a missing store.
+        key = self._client.key_info()
+        self._client.stores.get(self.store)
+        if self.writable:
+            if not key.can_write:
+                raise ValueError(
+                    f"MemoryHubStore {self.name!r} is writable but API key {key.name!r} has scopes "
+                    f"{', '.join(key.scopes)}: it needs 'write' (or pass writable=False)"
+                )
+        try:
+            session = self._client.sessions.get(self.store, self.session_id)
+        except NotFound:
+            pass  # a new session: the first messages create it
+        else:
+            if session.user_id != self.user_id:
+                raise ValueError(
+                    f"memoryhub session {self.session_id!r} belongs to user {session.user_id!r}, not "
+                    f"{self.user_id!r}: its messages would be refused; use another session_id"
+                )
+        self._checked = True
+
+    def _usable(self) -> bool:
+        return self._guard.available and time.monotonic() >= self._refused_until
+
+    def _refuse(self, error: Exception) -> None:
+        """A refusal met after the agent was built (a key revoked, a store deleted): log it once, and leave
+        memoryhub alone for a while rather than ask again before every model call."""
+        message = error if isinstance(error, ValueError) else describe_refusal(
+            error, base_url=self._client.base_url, store=self.store)
+        logger.error("%s; memory searches for store %r are skipped for %.0f s", message, self.store,
+                     REFUSED_RECHECK_SECONDS)
+        self._refused_until = time.monotonic() + REFUSED_RECHECK_SECONDS
 
     def _run_for(self, sequence: list[int] | None) -> str:
         """The run id for a batch. A batch whose numbers start at or below the highest number already
@@ -231,6 +302,29 @@ class MemoryHubStore:
 
     def __repr__(self) -> str:
         return f"MemoryHubStore(store={self.store!r}, user_id={self.user_id!r}, session_id={self.session_id!r})"
+
+
+@contextlib.asynccontextmanager
+async def flush_memory_on_exit(agent: Any) -> AsyncIterator[Any]:
+    """Save the agent's memory before leaving the block, so an event loop that ends after it loses nothing:
+
+        async def main():
+            async with flush_memory_on_exit(agent):
+                await agent.invoke_async("...")
+        asyncio.run(main())
+    """
+    try:
+        yield agent
+    finally:
+        if getattr(agent, "memory_manager", None) is not None:
+            await agent.memory_manager.flush()
+
+
+async def invoke_and_save(agent: Any, prompt: Any = None, **kwargs: Any) -> Any:
+    """``agent.invoke_async(prompt, **kwargs)``, then save the turn's messages before returning (what the
+    synchronous ``agent(prompt)`` does): safe in an ``asyncio.run`` per turn."""
+    async with flush_memory_on_exit(agent):
+        return await agent.invoke_async(prompt, **kwargs)
 
 
 def _clean_text(text: str) -> str:
@@ -277,4 +371,4 @@ def _json_safe(value: Any) -> Any:
     return str(value)
 
 
-__all__ = ["MemoryHubError", "MemoryHubStore"]
+__all__ = ["MemoryHubError", "MemoryHubStore", "flush_memory_on_exit", "invoke_and_save"]
