@@ -115,6 +115,10 @@ RETRIEVAL_DATA = "tests/fixtures/retrieval/locomo-mini.json"
         # memories added through the API, then messages extracted by the worker: each heard on a websocket
         ("live_events.py", "live-events", 2, [],
          [r"^  API add +failed=0 ", r"^  worker extraction +failed=0 "]),
+        # a Strands agent's turns with no memory, then with memoryhub healthy, refused, erroring, hanging, hanging
+        # from mid-run and losing answers
+        ("agent_outage.py", "agent-outage", 7, [],
+         [r"^  hanging +failed=0 ", r"^  MET +Worst turn's extra cost, memoryhub hanging"]),
         # a reviewer's GETs of the queue, the customer page with and without a search, a transcript, the overview
         ("review_pages.py", "review-pages", 5, [], []),
         # ingest into the hash store, then hybrid, vector and keyword search; the scores of each mode

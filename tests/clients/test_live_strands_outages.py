@@ -17,9 +17,9 @@ from strands import Agent
 from strands.memory import MemoryManager
 
 from memoryhub_client import resilience
+from memoryhub_client.fault_proxy import FaultyProxy
 from memoryhub_client.strands import MemoryHubStore, flush_memory_on_exit, invoke_and_save
 from memoryhub_client.testing import ScriptedModel, ToolCall
-from tests.clients.proxy import FaultyProxy
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -1,6 +1,8 @@
-"""A TCP proxy in front of a live memoryhub that fails the ways a network and a server fail.
+"""A TCP proxy in front of memoryhub that fails the ways a network and a server fail: to try an agent
+against an outage (the client's own tests and bench/agent_outage.py use it).
 
-    with FaultyProxy(live_server.base_url) as proxy:
+    with FaultyProxy("http://127.0.0.1:8000") as proxy:
+        store = MemoryHubStore(store="demo", user_id="alice", base_url=proxy.url)
         proxy.mode = "hang"         # accept, read the request, never answer
         ...
         proxy.mode = "forward"
