@@ -159,3 +159,21 @@ def test_one_outbox_per_server_key_and_spool_however_many_adapters(server, tmp_p
     with MemoryHub(server.url, API_KEY) as client:
         own = Guard(client=client)
         assert own.outbox is not first.outbox and own.outbox.client is client
+
+
+def test_a_forked_child_delivers_through_an_outbox_of_its_own(server):
+    import multiprocessing
+
+    server.script(ACCEPTED, ACCEPTED)
+    guard = Guard(base_url=server.url, api_key=API_KEY)
+    assert guard.write("add_messages", MESSAGES)  # the parent's outbox thread is running
+
+    def child() -> None:
+        delivered = guard.write("add_messages", {**MESSAGES, "session_id": "from-child"}) and guard.flush(5)
+        raise SystemExit(0 if delivered else 1)
+
+    process = multiprocessing.get_context("fork").Process(target=child)
+    process.start()
+    process.join(10)
+    assert process.exitcode == 0
+    assert server.requests[-1].path.endswith("/sessions/from-child/messages")

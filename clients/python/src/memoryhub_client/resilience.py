@@ -26,6 +26,7 @@ import atexit
 import collections
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -514,6 +515,19 @@ _outboxes: dict[tuple[str, str, str], Outbox] = {}
 _outboxes_lock = threading.Lock()
 
 
+def _forget_in_child() -> None:
+    """A forked child has none of its parent's threads: its outboxes would never deliver. It starts afresh (what
+    the parent had queued stays the parent's to deliver)."""
+    global _outboxes_lock, _breakers_lock
+    _outboxes_lock, _breakers_lock = threading.Lock(), threading.Lock()
+    _outboxes.clear()
+    _breakers.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def shared_outbox(base_url: str | None = None, api_key: str | None = None, *, spool: str | Path | None = None,
                   client: MemoryHub | None = None) -> Outbox:
     """The process's outbox for one server, API key and spool (created on first use, closed at exit)."""
@@ -571,8 +585,18 @@ class Guard:
         self.owns_client = client is None
         self.client = client or MemoryHub(base_url=base_url, api_key=api_key, timeout=timeout,
                                           connect_timeout=min(timeout, CONNECT_TIMEOUT_SECONDS), max_retries=0)
-        self.breaker = breaker_for(self.client.base_url)
-        self.outbox = shared_outbox(base_url, api_key, spool=spool, client=None if self.owns_client else client)
+        self._outbox_args = (base_url, api_key, spool, None if self.owns_client else client)
+        self.outbox  # noqa: B018 - started now, so that a spool left by an earlier run is replayed at once
+
+    # Looked up on each use rather than kept: after a fork the child gets outboxes (and threads) of its own.
+    @property
+    def breaker(self) -> CircuitBreaker:
+        return breaker_for(self.client.base_url)
+
+    @property
+    def outbox(self) -> Outbox:
+        base_url, api_key, spool, client = self._outbox_args
+        return shared_outbox(base_url, api_key, spool=spool, client=client)
 
     @property
     def available(self) -> bool:
