@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "apps.conversations",
     "apps.extraction",
     "apps.review",
+    "apps.mcp_server",
 ]
 
 MIDDLEWARE = [

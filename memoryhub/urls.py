@@ -32,6 +32,7 @@ api_v1 = [
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("", include("apps.mcp_server.urls")),  # /mcp: the Model Context Protocol endpoint
     path("admin/", admin.site.urls),
     path("review/", include("apps.review.urls")),
     path("api/v1/", include(api_v1)),

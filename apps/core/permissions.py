@@ -1,5 +1,12 @@
 from rest_framework import exceptions, permissions
 
+AUTHENTICATION_REQUIRED = "Authentication required: send 'Authorization: Bearer <api key>'."
+
+
+def scope_missing(scope: str) -> exceptions.PermissionDenied:
+    """The refusal of a key without `scope` (the MCP tools refuse in these words too)."""
+    return exceptions.PermissionDenied(f"This API key lacks the '{scope}' scope.")
+
 
 class HasApiKey(permissions.BasePermission):
     """Authenticated by an API key whose scope covers the operation.
@@ -11,7 +18,7 @@ class HasApiKey(permissions.BasePermission):
     def has_permission(self, request, view):
         api_key = request.auth
         if api_key is None:
-            raise exceptions.NotAuthenticated("Authentication required: send 'Authorization: Bearer <api key>'.")
+            raise exceptions.NotAuthenticated(AUTHENTICATION_REQUIRED)
         required = getattr(view, "required_scopes", {}).get(request.method)
         if required is None and request.method in ("HEAD", "OPTIONS"):
             required = getattr(view, "required_scopes", {}).get("GET", "read")
@@ -21,5 +28,5 @@ class HasApiKey(permissions.BasePermission):
                 raise exceptions.PermissionDenied(f"{request.method} is not open to API keys here.")
             return True  # no such handler: DRF answers 405
         if not api_key.has_scope(required):
-            raise exceptions.PermissionDenied(f"This API key lacks the '{required}' scope.")
+            raise scope_missing(required)
         return True

@@ -258,6 +258,30 @@ class MemoryHistoryApi(StoreScopedView):
         return Response(RevisionListOutput({"results": revisions}).data)
 
 
+def search_query_from(store, data: dict) -> SearchQuery:
+    """The search a validated SearchInput asks for, the store's search defaults filling in what it leaves out
+    (the MCP tool search_memories asks through here too)."""
+    defaults = search_settings_for(store)
+    return SearchQuery(
+        query=data["query"],
+        mode=data.get("mode") or defaults.mode,
+        limit=data.get("limit") or defaults.limit,
+        min_score=data["min_score"] if data.get("min_score") is not None else defaults.min_score,
+        user_id=data.get("user_id"),
+        agent_id=data.get("agent_id"),
+        session_id=data.get("session_id"),
+        memory_types=tuple(data.get("memory_types") or ()),
+        metadata=data.get("metadata") or None,
+        tags=tuple(data.get("tags") or ()),
+        include_pending=data["include_pending"],
+        include_superseded=data["include_superseded"],
+        valid_at=data.get("valid_at"),
+        created_after=data.get("created_after"),
+        created_before=data.get("created_before"),
+        explain=data.get("explain", False),
+    )
+
+
 class SearchApi(StoreScopedView):
     required_scopes = {"POST": READ}
     body_serializers = {"POST": SearchInput}
@@ -275,26 +299,7 @@ class SearchApi(StoreScopedView):
     )
     def post(self, request, store_name):
         store = self.get_store()
-        data = self.body()
-        defaults = search_settings_for(store)
-        search = SearchQuery(
-            query=data["query"],
-            mode=data.get("mode") or defaults.mode,
-            limit=data.get("limit") or defaults.limit,
-            min_score=data["min_score"] if data.get("min_score") is not None else defaults.min_score,
-            user_id=data.get("user_id"),
-            agent_id=data.get("agent_id"),
-            session_id=data.get("session_id"),
-            memory_types=tuple(data.get("memory_types") or ()),
-            metadata=data.get("metadata") or None,
-            tags=tuple(data.get("tags") or ()),
-            include_pending=data["include_pending"],
-            include_superseded=data["include_superseded"],
-            valid_at=data.get("valid_at"),
-            created_after=data.get("created_after"),
-            created_before=data.get("created_before"),
-            explain=data["explain"],
-        )
+        search = search_query_from(store, self.body())
         result = memory_search_explained(store=store, search=search)
         if not search.explain:
             return Response(SearchOutput({"mode": search.mode, "results": result.hits}).data)

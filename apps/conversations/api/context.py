@@ -2,9 +2,26 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from apps.conversations import selectors
-from apps.conversations.context import context_assemble
+from apps.conversations.context import AssembledContext, context_assemble
 from apps.conversations.serializers.context import ContextInput, ContextOutput
 from apps.memories.api import READ, StoreScopedView
+
+
+def context_for(store, data: dict) -> AssembledContext:
+    """The context a validated ContextInput asks for (the MCP tool get_context asks through here too)."""
+    session = None
+    if data["session_id"] is not None:
+        session = selectors.session_get(store=store, external_id=data["session_id"])
+    return context_assemble(
+        store=store,
+        query=data["query"],
+        user_id=data["user_id"],
+        session=session,
+        token_budget=data["token_budget"],
+        kinds=data["kinds"],
+        fmt=data["format"],
+        shares=data["shares"],
+    )
 
 
 class ContextApi(StoreScopedView):
@@ -21,19 +38,4 @@ class ContextApi(StoreScopedView):
                     "enough.",
     )
     def post(self, request, store_name):
-        store = self.get_store()
-        data = self.body()
-        session = None
-        if data["session_id"] is not None:
-            session = selectors.session_get(store=store, external_id=data["session_id"])
-        assembled = context_assemble(
-            store=store,
-            query=data["query"],
-            user_id=data["user_id"],
-            session=session,
-            token_budget=data["token_budget"],
-            kinds=data["kinds"],
-            fmt=data["format"],
-            shares=data["shares"],
-        )
-        return Response(ContextOutput(assembled).data)
+        return Response(ContextOutput(context_for(self.get_store(), self.body())).data)

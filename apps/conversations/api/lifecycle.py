@@ -31,6 +31,12 @@ EventsInOrder = ordered_by("id")
 # --- Checkpoints ------------------------------------------------------------------------------------
 
 
+def checkpoint_answer(result: services.CheckpointCreateResult) -> dict:
+    """What taking a checkpoint answers (CheckpointCreateOutput), here and from the MCP tool checkpoint."""
+    result.checkpoint.pruned = result.pruned
+    return CheckpointCreateOutput(result.checkpoint).data
+
+
 class CheckpointListApi(SessionScopedView):
     required_scopes = {"GET": READ, "POST": WRITE}
     body_serializers = {"POST": CheckpointCreateInput}
@@ -67,8 +73,13 @@ class CheckpointListApi(SessionScopedView):
         result = services.checkpoint_create(
             session=session, description=data["description"], ttl_seconds=data.get("ttl_seconds"), actor=self.actor
         )
-        result.checkpoint.pruned = result.pruned
-        return Response(CheckpointCreateOutput(result.checkpoint).data, status=status.HTTP_201_CREATED)
+        return Response(checkpoint_answer(result), status=status.HTTP_201_CREATED)
+
+
+def restore_answer(result: services.RestoreResult) -> dict:
+    """What a restore answers (LifecycleOutput), here and from the MCP tool restore."""
+    return {"success": True, "event": "restore", "duration_ms": result.duration_ms,
+            "data": {**result.as_data(), "session": SessionOutput(result.session).data}}
 
 
 class CheckpointScopedView(SessionScopedView):
@@ -116,8 +127,7 @@ class CheckpointRestoreApi(CheckpointScopedView):
         data = self.body()
         result = services.checkpoint_restore(checkpoint=checkpoint, clear_current=data["clear_current"],
                                              actor=self.actor)
-        return Response({"success": True, "event": "restore", "duration_ms": result.duration_ms,
-                         "data": {**result.as_data(), "session": SessionOutput(result.session).data}})
+        return Response(restore_answer(result))
 
 
 # --- Lifecycle --------------------------------------------------------------------------------------

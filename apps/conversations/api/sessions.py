@@ -33,6 +33,17 @@ class SessionScopedView(StoreScopedView):
         return selectors.session_get(store=self.get_store(), external_id=self.kwargs["session_id"])
 
 
+def ingest_answer(result: services.IngestResult) -> dict:
+    """What a message ingest answers (IngestOutput), here and from the MCP tool add_memory with infer."""
+    return {
+        "accepted": result.accepted,
+        "duplicates": result.duplicates,
+        "seqs": result.seqs,
+        "session": SessionOutput(result.session).data,
+        "extraction_job": str(result.extraction_job.pk) if result.extraction_job else None,
+    }
+
+
 class MessageIngestApi(SessionScopedView):
     required_scopes = {"GET": READ, "POST": WRITE}
     body_serializers = {"POST": IngestInput}
@@ -71,14 +82,7 @@ class MessageIngestApi(SessionScopedView):
             metadata=data["metadata"],
             messages=[services.MessageInput(**message) for message in data["messages"]],
         )
-        body = {
-            "accepted": result.accepted,
-            "duplicates": result.duplicates,
-            "seqs": result.seqs,
-            "session": SessionOutput(result.session).data,
-            "extraction_job": str(result.extraction_job.pk) if result.extraction_job else None,
-        }
-        return Response(body, status=status.HTTP_202_ACCEPTED)
+        return Response(ingest_answer(result), status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
         responses=MessageOutput(many=True),
