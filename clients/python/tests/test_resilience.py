@@ -177,3 +177,39 @@ def test_a_forked_child_delivers_through_an_outbox_of_its_own(server):
     process.join(10)
     assert process.exitcode == 0
     assert server.requests[-1].path.endswith("/sessions/from-child/messages")
+
+
+def test_with_nothing_to_deliver_the_outbox_probes_so_readers_get_memory_back(server):
+    import time
+
+    server.script(Reply.error(503, "unavailable"))
+    guard = Guard(base_url=server.url, api_key=API_KEY)
+    assert guard.read(lambda: guard.client.key_info(), default=None, what="key") is None
+    assert not guard.available
+    deadline = time.monotonic() + 5
+    while not guard.available and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert guard.available  # closed by the outbox's own probe: no read or write had to try
+    assert [request.path for request in server.requests] == ["/api/v1/key", "/api/v1/key"]
+
+
+def test_writes_of_an_operation_this_process_cannot_deliver_are_kept_not_dropped(server, tmp_path, caplog):
+    spool = tmp_path / "outbox.spool"
+    with caplog.at_level(logging.WARNING, logger="memoryhub_client.resilience"):
+        guard = Guard(base_url=server.url, api_key=API_KEY, spool=spool)
+        resilience.register_delivery("elsewhere_put", lambda client, payload: None)
+        guard.outbox.submit("elsewhere_put", {"store": "main"})
+        del resilience._deliveries["elsewhere_put"]  # as in a process that never imported that adapter
+        server.script(ACCEPTED)
+        assert guard.write("add_messages", MESSAGES)  # delivered past the write it cannot deliver
+    assert guard.outbox.pending() == 1
+    assert any("'elsewhere_put' writes this process cannot deliver" in record.getMessage()
+               for record in caplog.records)
+
+
+def test_a_write_whose_object_is_gone_is_dropped_without_holding_up_its_store(server):
+    server.script(Reply.error(404, "memory_not_found", "Memory m1 not found in store 'main'."), ACCEPTED)
+    guard = Guard(base_url=server.url, api_key=API_KEY)
+    guard.write("add_memory", {"store": "main", "memory": {"user_id": "alice", "content": "x"}})
+    assert guard.write("add_messages", MESSAGES)
+    assert guard.outbox.pending() == 0

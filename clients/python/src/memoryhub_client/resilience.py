@@ -72,10 +72,13 @@ def is_transient(error: BaseException) -> bool:
 
 
 def needs_a_person(error: BaseException) -> bool:
-    """A refusal that repeats until someone changes a key, a scope, a store or a URL."""
+    """A refusal that repeats until someone changes a key, a scope, a store or a URL. (Another object missing, a
+    memory or a session, concerns one write only.)"""
     if is_transient(error):
         return False
-    return isinstance(error, AuthenticationFailed | PermissionDenied | NotFound) or wrong_url(error)
+    if isinstance(error, NotFound):
+        return error.code == "store_not_found" or wrong_url(error)
+    return isinstance(error, AuthenticationFailed | PermissionDenied) or wrong_url(error)
 
 
 def is_memoryhub_answer(error: BaseException) -> bool:
@@ -329,6 +332,7 @@ class Outbox:
         # Async writers waiting for their write: ticket -> callbacks taking whether it was delivered.
         self._waiters: dict[int, list[Callable[[bool], None]]] = collections.defaultdict(list)
         self._stopped = False
+        self._undeliverable: set[str] = set()
         self.delivered = 0
         self._thread = threading.Thread(target=self._run, name=f"memoryhub-outbox {breaker.name}", daemon=True)
         self._thread.start()
@@ -345,6 +349,11 @@ class Outbox:
             entry_id = self._queue.put(operation, payload)
             self._condition.notify_all()
         return entry_id
+
+    def nudge(self) -> None:
+        """Look at the breaker again now (an agent's call just opened it: the outbox is the one that probes)."""
+        with self._condition:
+            self._condition.notify_all()
 
     def pending(self) -> int:
         with self._condition:
@@ -436,26 +445,51 @@ class Outbox:
             with self._condition:
                 if self._stopped:
                     return
-                entry = self._next_entry()
-                if entry is None or not self.breaker.probe_due():
-                    self._condition.wait(self._idle_wait(entry))
+                if not self.breaker.probe_due():
+                    self._condition.wait(max(0.05, self.breaker.seconds_until_probe()))
                     continue
-            self._deliver(entry)
+                entry = self._next_entry()
+                if entry is None and not self.breaker.is_open:
+                    self._condition.wait(self._idle_wait())
+                    continue
+            if entry is None:
+                # Nothing to deliver, but agents that only read wait for someone to find memoryhub back.
+                self._probe()
+            else:
+                self._deliver(entry)
 
     def _next_entry(self) -> Entry | None:
         now = time.monotonic()
         for entry in self._queue.oldest(200):
+            if entry.operation not in _deliveries:
+                self._warn_undeliverable(entry.operation)
+                continue
             retry_at = self._refused.get(entry.store) or self._refused.get("*")
             if retry_at is None or now >= retry_at:
                 return entry
         return None
 
-    def _idle_wait(self, entry: Entry | None) -> float:
-        if entry is not None:
-            return max(0.05, self.breaker.seconds_until_probe())
+    def _warn_undeliverable(self, operation: str) -> None:
+        """A spool written by a process that knew an operation this one does not (an adapter not imported):
+        its writes are kept for a process that can deliver them."""
+        if operation not in self._undeliverable:
+            self._undeliverable.add(operation)
+            logger.warning("the memoryhub spool holds %r writes this process cannot deliver (is the adapter that "
+                           "wrote them imported?); they are kept", operation)
+
+    def _idle_wait(self) -> float:
         if self._refused:
             return max(0.05, min(self._refused.values()) - time.monotonic())
         return 30.0
+
+    def _probe(self) -> None:
+        try:
+            self.client.key_info()
+        except MemoryHubError as error:
+            if is_transient(error):
+                self.breaker.record_failure(error)
+                return
+        self.breaker.record_success()  # it answered: up, whatever it thinks of the key
 
     def _deliver(self, entry: Entry) -> None:
         try:
@@ -611,7 +645,7 @@ class Guard:
             result = call()
         except MemoryHubError as error:
             if is_transient(error):
-                self.breaker.record_failure(error)
+                self.record_failure(error)
                 return default
             raise
         self.breaker.record_success()
@@ -623,6 +657,11 @@ class Guard:
             logger.debug("memoryhub unavailable; %s skipped", what)
             return default
         return await asyncio.to_thread(self.read, call, default=default, what=what)
+
+    def record_failure(self, error: BaseException) -> None:
+        """An outage met on the agent's path: open the breaker, and have the outbox probe for the way back."""
+        self.breaker.record_failure(error)
+        self.outbox.nudge()
 
     def write(self, operation: str, payload: dict[str, Any]) -> bool:
         """Queue a write and, while memoryhub is up, wait for it up to the read budget. True when delivered."""

@@ -153,7 +153,7 @@ class MemoryHubStore:
         except MemoryHubError as error:
             if not is_transient(error):
                 raise ValueError(describe_refusal(error, base_url=self._client.base_url, store=self.store)) from error
-            self._guard.breaker.record_failure(error)
+            self._guard.record_failure(error)
 
     async def search(self, query: str, options: SearchOptions | None = None) -> list[MemoryEntry]:
         """The user's memories that match, best first; nothing (at once) while memoryhub is unavailable."""
@@ -207,7 +207,7 @@ class MemoryHubStore:
                     raise
                 # Perhaps stored before the answer was lost: the outbox sends it again, which the server
                 # answers as a duplicate.
-                self._guard.breaker.record_failure(error)
+                self._guard.record_failure(error)
             else:
                 self._guard.breaker.record_success()
                 return {"memory_id": str(result.memory.id), "duplicate": result.duplicate}
