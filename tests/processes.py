@@ -5,6 +5,7 @@ DATABASE_URL pointed at it), so tests that use them need transactional databases
 committed rows, and the test sees theirs.
 """
 
+import contextlib
 import os
 import signal
 import socket
@@ -250,3 +251,41 @@ def wait_for(predicate, *, timeout: float, what: str, cluster: QCluster | LiveSe
             log = f"\n{cluster.log()}" if cluster is not None else ""
             pytest.fail(f"timed out after {timeout}s waiting for {what}{log}")
         time.sleep(interval)
+
+
+class LiveProcesses:
+    """A running web server and worker on the test database, as a test module's fixture yields them."""
+
+    def __init__(self, server: LiveServer, worker: QCluster):
+        self.server = server
+        self.worker = worker
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    def assert_running(self) -> None:
+        self.server.assert_running()
+        self.worker.assert_running()
+
+    def log(self) -> str:
+        return f"{self.server.log()}\n{self.worker.log()}"
+
+
+@contextlib.contextmanager
+def server_and_worker(log_dir: Path, *, workers: int = 1, **env: str):
+    """A uvicorn server and a qcluster worker on the test database, stopped (before the database is dropped:
+    both hold connections to it) on the way out. For module-scoped fixtures: a worker left running would take
+    the jobs of other test modules."""
+    from django.conf import settings
+
+    database_name = settings.DATABASES["default"]["NAME"]
+    server = LiveServer(database_name=database_name, log_dir=log_dir)
+    worker = QCluster(database_name=database_name, log_dir=log_dir)
+    try:
+        server.start(**env)
+        worker.start(workers=workers, **env)
+        yield server, worker
+    finally:
+        worker.stop()
+        server.stop()

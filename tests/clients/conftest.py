@@ -8,36 +8,20 @@ are other processes and see only committed rows. Create tenants and keys with th
 from collections.abc import Callable, Iterator
 
 import pytest
-from django.conf import settings
 
 from apps.extraction.models import ExtractionJob
 from memoryhub_client import AsyncMemoryHub, MemoryHub, resilience
-from tests.processes import LiveServer, QCluster, wait_for
+from tests.processes import LiveProcesses, server_and_worker, wait_for
 
 
-class LiveMemoryhub:
+class LiveMemoryhub(LiveProcesses):
     """The running server and worker, and clients for them."""
-
-    def __init__(self, server: LiveServer, worker: QCluster):
-        self.server = server
-        self.worker = worker
-
-    @property
-    def base_url(self) -> str:
-        return self.server.base_url
 
     def client(self, api_key: str, **options) -> MemoryHub:
         return MemoryHub(self.base_url, api_key, **options)
 
     def async_client(self, api_key: str, **options) -> AsyncMemoryHub:
         return AsyncMemoryHub(self.base_url, api_key, **options)
-
-    def assert_running(self) -> None:
-        self.server.assert_running()
-        self.worker.assert_running()
-
-    def log(self) -> str:
-        return f"{self.server.log()}\n{self.worker.log()}"
 
 
 @pytest.fixture(scope="module")
@@ -48,20 +32,8 @@ def live_server_env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def live_server(django_db_setup, tmp_path_factory, live_server_env) -> Iterator[LiveMemoryhub]:
-    # Module scope, not session: a worker left running would also take the jobs of other test modules
-    # (tests/extraction/test_worker_integration.py starts and kills its own).
-    database_name = settings.DATABASES["default"]["NAME"]
-    log_dir = tmp_path_factory.mktemp("memoryhub")
-    server = LiveServer(database_name=database_name, log_dir=log_dir)
-    worker = QCluster(database_name=database_name, log_dir=log_dir)
-    try:
-        server.start(**live_server_env)
-        worker.start(workers=2, **live_server_env)
-        yield LiveMemoryhub(server, worker)
-    finally:
-        # Before the test database is dropped: both hold connections to it.
-        worker.stop()
-        server.stop()
+    with server_and_worker(tmp_path_factory.mktemp("memoryhub"), workers=2, **live_server_env) as processes:
+        yield LiveMemoryhub(*processes)
 
 
 @pytest.fixture(autouse=True)

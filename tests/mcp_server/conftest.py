@@ -13,21 +13,16 @@ from contextlib import asynccontextmanager
 import httpx
 import httpx2
 import pytest
-from django.conf import settings
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from apps.extraction.models import ExtractionJob
-from tests.processes import LiveServer, QCluster, wait_for
+from tests.processes import LiveProcesses, server_and_worker, wait_for
 
 
-class LiveMcp:
+class LiveMcp(LiveProcesses):
     """The running server and worker, and the official MCP client over real HTTP."""
-
-    def __init__(self, server: LiveServer, worker: QCluster):
-        self.server = server
-        self.worker = worker
 
     @property
     def url(self) -> str:
@@ -65,9 +60,6 @@ class LiveMcp:
         return httpx.Client(base_url=f"{self.server.base_url}/api/v1",
                             headers={"Authorization": f"Bearer {api_key}"}, timeout=30)
 
-    def log(self) -> str:
-        return f"{self.server.log()}\n{self.worker.log()}"
-
 
 def ok(result: CallToolResult) -> dict:
     """The structured result of a call that must have succeeded."""
@@ -84,19 +76,8 @@ def refusal(result: CallToolResult) -> str:
 
 @pytest.fixture(scope="module")
 def live_mcp(django_db_setup, tmp_path_factory) -> Iterator[LiveMcp]:
-    # Module scope, as in tests/clients: a worker left running would take the jobs of other test modules.
-    database_name = settings.DATABASES["default"]["NAME"]
-    log_dir = tmp_path_factory.mktemp("memoryhub-mcp")
-    server = LiveServer(database_name=database_name, log_dir=log_dir)
-    worker = QCluster(database_name=database_name, log_dir=log_dir)
-    try:
-        server.start()
-        worker.start(workers=1)
-        yield LiveMcp(server, worker)
-    finally:
-        # Before the test database is dropped: both hold connections to it.
-        worker.stop()
-        server.stop()
+    with server_and_worker(tmp_path_factory.mktemp("memoryhub-mcp")) as processes:
+        yield LiveMcp(*processes)
 
 
 @pytest.fixture(autouse=True)

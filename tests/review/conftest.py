@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.test import Client
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, sync_playwright
@@ -17,7 +16,7 @@ from apps.core.actors import Actor
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory
 from apps.memories.services import MemoryInput, memory_create
-from tests.processes import LiveServer, QCluster, wait_for
+from tests.processes import LiveProcesses, server_and_worker, wait_for
 
 EXTRACTION = Actor.system("extraction")
 
@@ -125,40 +124,14 @@ def review_world(tenant_a, quiet_stores, add_memory) -> ReviewWorld:
 # --- A real browser on a real server (tests/review/test_browser.py) -------------------------------------------
 
 
-class LiveConsole:
+class LiveConsole(LiveProcesses):
     """The console served by a uvicorn process, with a qcluster worker for extraction, on the test database."""
-
-    def __init__(self, server: LiveServer, worker: QCluster):
-        self.server = server
-        self.worker = worker
-
-    @property
-    def base_url(self) -> str:
-        return self.server.base_url
-
-    def assert_running(self) -> None:
-        self.server.assert_running()
-        self.worker.assert_running()
-
-    def log(self) -> str:
-        return f"{self.server.log()}\n{self.worker.log()}"
 
 
 @pytest.fixture(scope="module")
 def live_console(django_db_setup, tmp_path_factory) -> Iterator[LiveConsole]:
-    # Module scope, as tests/clients/conftest.py: a worker left running would take other modules' jobs.
-    database_name = settings.DATABASES["default"]["NAME"]
-    log_dir = tmp_path_factory.mktemp("console")
-    server = LiveServer(database_name=database_name, log_dir=log_dir)
-    worker = QCluster(database_name=database_name, log_dir=log_dir)
-    try:
-        server.start()
-        worker.start(workers=1)
-        yield LiveConsole(server, worker)
-    finally:
-        # Before the test database is dropped: both hold connections to it.
-        worker.stop()
-        server.stop()
+    with server_and_worker(tmp_path_factory.mktemp("console")) as processes:
+        yield LiveConsole(*processes)
 
 
 @pytest.fixture
