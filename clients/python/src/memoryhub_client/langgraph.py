@@ -98,6 +98,7 @@ from memoryhub_client.resilience import READ_TIMEOUT_SECONDS, Guard, describe_re
 
 logger = logging.getLogger("memoryhub_client.langgraph")
 
+
 class MemoryHubLangGraphStore(BaseStore):
     """A LangGraph ``BaseStore`` backed by one memoryhub store.
 

@@ -74,6 +74,7 @@ from memoryhub_client.resilience import (
 
 logger = logging.getLogger("memoryhub_client.openai_agents")
 
+
 class _Transcript:
     """What this process knows of one memoryhub session: its messages as last read, and the writes of this
     process not yet read back. Shared by the MemoryHubSessions of that session (one outbox: same server, key
