@@ -289,3 +289,31 @@ def server_and_worker(log_dir: Path, *, workers: int = 1, **env: str):
     finally:
         worker.stop()
         server.stop()
+
+
+@contextlib.contextmanager
+def redis_server(data_dir: Path):
+    """A redis-server of its own on a free port, without persistence; yields its URL. (The Makefile installs
+    Debian's redis-server.)"""
+    import shutil
+
+    executable = shutil.which("redis-server")
+    assert executable, "redis-server is not installed: `make test` installs it"
+    port = free_port()
+    process = subprocess.Popen([executable, "--port", str(port), "--save", "", "--appendonly", "no",
+                                "--dir", str(data_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: _redis_answers(port), timeout=10, what="redis-server to answer")
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _redis_answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as connection:
+            connection.sendall(b"PING\r\n")
+            return connection.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False

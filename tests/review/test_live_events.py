@@ -2,9 +2,6 @@
 client of the uvicorn web process, over the default PostgreSQL channel layer and over Redis."""
 
 import json
-import shutil
-import socket
-import subprocess
 import time
 
 import httpx
@@ -14,34 +11,15 @@ from websockets.sync.client import connect
 
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory
-from tests.processes import LiveServer, QCluster, free_port, wait_for
+from tests.processes import LiveServer, QCluster, redis_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def redis_url(tmp_path):
-    """A redis-server of its own, on a free port (the Makefile installs redis-server)."""
-    executable = shutil.which("redis-server")
-    assert executable, "redis-server is not installed: `make test` installs it"
-    port = free_port()
-    process = subprocess.Popen([executable, "--port", str(port), "--save", "", "--appendonly", "no",
-                                "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        wait_for(lambda: _redis_answers(port), timeout=10, what="redis-server to answer")
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
-def _redis_answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as connection:
-            connection.sendall(b"PING\r\n")
-            return connection.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
+    with redis_server(tmp_path) as url:
+        yield url
 
 
 @pytest.fixture
