@@ -1,14 +1,19 @@
 """Extraction benchmark of memoryhub over real HTTP with a real worker; writes its section of docs/performance.md.
 
     .venv/bin/python bench/extraction.py [--ingest-duration 10] [--lag-samples 100] [--backlog-sessions 500] [--smoke]
+    .venv/bin/python bench/extraction.py --workers 1,2,4     # also: throughput on the Redis broker, 1, 2, 4 workers
 
 Starts uvicorn (--web-workers, default 2) and one django-q2 worker (`manage.py qcluster` with Q_WORKERS=1)
 against its own database (memoryhub_bench), and measures: message ingest latency (POST .../messages), the
 lag from a message's 202 until its fact is searchable, and how many user turns one worker extracts per
-second from a backlog. Job timings come from the ExtractionJob rows. See bench/README.md.
+second from a backlog. Job timings come from the ExtractionJob rows. With --workers, the backlog is drained
+again on the Redis broker (a redis-server of its own, REDIS_URL for the web server and the worker) by a cluster
+of each of those sizes, with the CPU time of PostgreSQL, the workers and everything else sampled meanwhile: how
+throughput scales with workers, and what it runs out of. See bench/README.md.
 """
 
 import argparse
+import collections
 import random
 import threading
 import time
@@ -81,8 +86,11 @@ def options(argv=None) -> argparse.Namespace:
     parser.add_argument("--backlog-concurrency", type=int, default=4, help="concurrency of the backlog ingest")
     parser.add_argument("--drain-timeout", type=float, default=900.0, help="longest wait for the worker to finish")
     parser.add_argument("--seed", type=int, default=1234, help="random seed of the conversations")
+    parser.add_argument("--workers", default="",
+                        help="also drain the backlog on the Redis broker with clusters of these sizes, e.g. 1,2,4")
     args = parse_args(parser, argv, smoke=SMOKE)
     args.ingest_concurrency = int_list(parser, "--ingest-concurrency", args.ingest_concurrency)
+    args.workers = int_list(parser, "--workers", args.workers) if args.workers else []
     for name in ("batches_per_session", "ingest_users", "lag_users", "backlog_sessions", "backlog_users"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -434,7 +442,7 @@ class Throughput:
         return sum(self.job_ms) / 1000 / self.working_seconds
 
 
-def run_throughput(server, headers, store, conversations, args, *, worker_env) -> Throughput:
+def run_throughput(server, headers, store, conversations, args, *, worker_env, label="throughput") -> Throughput:
     from load import QCluster, run_phase
 
     log(f"  ingesting {args.backlog_sessions} sessions x 10 messages with the worker stopped ...")
@@ -487,7 +495,7 @@ def run_throughput(server, headers, store, conversations, args, *, worker_env) -
         tasks_left=tasks_left,
     )
     result_line(
-        "throughput, job duration",
+        f"{label}, job duration",
         failed=result.failed + result.ingest_errors,
         p50=percentile(result.job_ms, 50),
         p95=percentile(result.job_ms, 95),
@@ -499,10 +507,114 @@ def run_throughput(server, headers, store, conversations, args, *, worker_env) -
     return result
 
 
+class CpuSampler:
+    """CPU seconds spent, by kind of process, while it runs: PostgreSQL, the django-q2 cluster, the rest."""
+
+    def __init__(self, interval: float = 0.5):
+        import psutil
+
+        self._psutil = psutil
+        self.interval = interval
+        self.seconds: collections.Counter = collections.Counter()
+        self._last: dict[int, float] = {}
+        self._counting = False  # the first sample is the baseline
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.wall = 0.0
+
+    def __enter__(self) -> "CpuSampler":
+        self._started = time.monotonic()
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        self.wall = time.monotonic() - self._started
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def _sample(self) -> None:
+        for process in self._psutil.process_iter(["name", "cmdline", "cpu_times"]):
+            times = process.info["cpu_times"]
+            if times is None:
+                continue
+            used = times.user + times.system
+            # A process first seen after the baseline started meanwhile: all its time is the window's.
+            before = self._last.get(process.pid, 0.0 if self._counting else used)
+            self._last[process.pid] = used
+            if used > before:
+                self.seconds[self._kind(process.info)] += used - before
+        self._counting = True
+
+    @staticmethod
+    def _kind(info: dict) -> str:
+        if info["name"] == "postgres":
+            return "PostgreSQL"
+        command = " ".join(info["cmdline"] or [])
+        if "qcluster" in command:
+            return "workers"
+        if "uvicorn" in command:
+            return "web"
+        return "other"
+
+    def share(self, kind: str) -> float:
+        """Cores busy with `kind`, on average."""
+        return self.seconds[kind] / self.wall if self.wall else 0.0
+
+
+def run_scaling(headers, store, conversations, args) -> list[tuple[int, Throughput, CpuSampler]]:
+    """The backlog drained on the Redis broker by clusters of each size in --workers."""
+    from load import RedisServer, Server
+
+    results = []
+    with RedisServer(root=ROOT, log=log) as redis:
+        env = production_env(REDIS_URL=redis.url)
+        with Server(root=ROOT, web_workers=args.web_workers, env=env, log=log) as server:
+            for workers in args.workers:
+                wipe_conversations(store)
+                log(f"  Redis broker, {workers} worker(s):")
+                with CpuSampler() as cpu:
+                    throughput = run_throughput(
+                        server, headers, store, conversations, args,
+                        worker_env=production_env(REDIS_URL=redis.url, Q_WORKERS=str(workers)),
+                        label=f"redis, {workers} worker(s)",
+                    )
+                results.append((workers, throughput, cpu))
+    return results
+
+
+def scaling_table(scaling) -> report.Table:
+    cpus = report.cpu_count()
+    base = scaling[0][1].turns_per_working_second if scaling else 0
+    rows = []
+    for workers, throughput, cpu in scaling:
+        rows.append([
+            workers, throughput.succeeded, throughput.failed, report.number(throughput.turns_per_second, 0),
+            report.number(throughput.turns_per_working_second, 0),
+            f"{throughput.turns_per_working_second / base:.2f}×" if base else "–",
+            f"{percentile(throughput.job_ms, 50)}, {percentile(throughput.job_ms, 95)}",
+            *(report.number(cpu.share(kind), 2) for kind in ("workers", "PostgreSQL", "web", "other")),
+        ])
+    return report.Table(
+        "Extraction throughput on the Redis broker, by number of workers",
+        ["Workers", "Jobs", "Failed", "Turns/s from start", "Turns/s working", "Speed-up", "Job p50, p95 ms",
+         "Cores: workers", "Cores: PostgreSQL", "Cores: web", "Cores: other"],
+        rows,
+        note=f"The same backlog ({scaling[0][1].sessions_posted} sessions of 10 messages) drained by one cluster of each size, "
+        f"on this machine's {cpus} CPUs. Cores: CPU seconds per second of the drain, by process kind (sampled with "
+        "psutil): what the extraction runs out of is where the columns add up to the CPUs.",
+    )
+
+
 # --- Report ---------------------------------------------------------------------------------------
 
 
-def section(args, *, env, ingest_runs, lag_runs, throughput) -> report.Section:
+def section(args, *, env, ingest_runs, lag_runs, throughput, scaling=()) -> report.Section:
     t = throughput
     targets = [
         report.target(f"Message ingest p95, {run.label}, concurrency {run.phase.concurrency}", run.phase.percentile(95),
@@ -565,6 +677,7 @@ def section(args, *, env, ingest_runs, lag_runs, throughput) -> report.Section:
                          note="From a message's 202 until a keyword search finds its fact; to claim: until the job's "
                          "`started_at`; job: on to its `finished_at`; to found: on to the search that found it."),
             report.Table("Extraction throughput", ["", ""], [list(item) for item in throughput_rows.items()]),
+            *([scaling_table(scaling)] if scaling else []),
         ],
         notes=[
             *(f"Background ingest during *{run.name}*: {run.background['batches_per_second']:.1f} batches/s achieved, "
@@ -624,6 +737,10 @@ def main(argv=None) -> int:
                 server, headers, stores[BACKLOG_STORE], conversations, args, worker_env=worker_env
             )
         log("server and worker stopped")
+        scaling = []
+        if args.workers:
+            log(f"extraction throughput on the Redis broker, {', '.join(map(str, args.workers))} worker(s):")
+            scaling = run_scaling(headers, stores[BACKLOG_STORE], conversations, args)
         env = report.environment(
             script="extraction.py",
             data=f"support conversations from `bench/conversations.py` (seed {args.seed}) in 10-message batches; "
@@ -638,7 +755,8 @@ def main(argv=None) -> int:
         for store in stores.values():
             delete_store(store)
 
-    results = section(args, env=env, ingest_runs=ingest_runs, lag_runs=lag_runs, throughput=throughput)
+    results = section(args, env=env, ingest_runs=ingest_runs, lag_runs=lag_runs, throughput=throughput,
+                      scaling=scaling)
     report.publish(results, args.report, log=log, started=started)
     return exit_status()
 

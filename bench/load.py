@@ -4,6 +4,7 @@ import itertools
 import math
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -171,6 +172,36 @@ class QCluster(ManagedProcess):
     def wait_until_ready(self) -> None:
         time.sleep(0.5)  # an import error or a bad setting ends it at once
         self.check_alive()
+
+
+class RedisServer(ManagedProcess):
+    """Debian's `redis-server` on a free port, without persistence: the broker and channel layer of a scale-out."""
+
+    label = "redis"
+
+    def __init__(self, *, root: Path, log=print):
+        super().__init__(root=root, env=dict(os.environ), log=log)
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def argv(self) -> list[str]:
+        executable = shutil.which("redis-server")
+        if executable is None:
+            raise RuntimeError("redis-server is not installed (make system-test-deps installs it)")
+        return [executable, "--port", str(self.port), "--save", "", "--appendonly", "no"]
+
+    def wait_until_ready(self, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.check_alive()
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as connection:
+                    connection.sendall(b"PING\r\n")
+                    if connection.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not answer within {timeout:.0f} s")
 
 
 _TROUBLE = re.compile(r"Traceback|\b(ERROR|CRITICAL|WARNING)\b")
