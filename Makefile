@@ -29,7 +29,9 @@ migrate: install
 seed: migrate
 	$(BIN)/python manage.py seed_demo
 
+# collectstatic: with DEBUG=false the admin's and the console's pages are served from STATIC_ROOT.
 run: seed
+	$(BIN)/python manage.py collectstatic --noinput -v0
 	$(BIN)/python manage.py serve
 
 # What the tests run besides Python: Debian's Chromium for the browser tests (Playwright's own browser download

@@ -168,7 +168,7 @@ def main(argv=None) -> int:
                     p95=percentile(durations, 95),
                     details=f"build {results[name]['build_ms']:.0f} ms, worst extra "
                             f"{max(durations) - baseline:.0f} ms")
-    env = report.environment(script="bench/agent_outage.py", data=f"{args.turns} turns per scenario",
+    env = report.environment(script="agent_outage.py", data=f"{args.turns} turns per scenario",
                              server=report.server_description(1), load_at_start=load_at_start)
     report.publish(section(args, env, results), args.report, log=log, started=started)
     return exit_status()

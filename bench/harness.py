@@ -18,6 +18,12 @@ BENCH_DATABASE = "memoryhub_bench"
 # PostgreSQL is not started and a query by mistake fails instead of reaching a real database.
 NO_DATABASE_URL = "postgres://no-database.invalid/none"
 TENANT_SLUG = "bench"
+# The bench tenant's limits: rates no benchmark reaches, so requests are still counted (the throttle's cost is
+# measured) but never refused; no quotas.
+BENCH_TENANT_LIMITS = {
+    "reads_per_minute": 1_000_000, "writes_per_minute": 1_000_000, "searches_per_minute": 1_000_000,
+    "flushes_per_minute": 1_000_000, "max_memories": 0, "max_stores": 0,
+}
 # One per run: the server signs the django-q2 tasks it enqueues and the worker checks them with this key.
 _SECRET_KEY = secrets.token_urlsafe(50)
 
@@ -149,6 +155,7 @@ def bench_tenant_and_key(*, key_name: str):
     tenant = Tenant.objects.filter(slug=TENANT_SLUG).first() or tenancy_services.tenant_create(
         name="Benchmark", slug=TENANT_SLUG
     )
+    tenancy_services.tenant_limits_set(tenant=tenant, limits=BENCH_TENANT_LIMITS)
     # A raw key is shown only once, so each run issues a new one and retires the previous ones.
     for old_key in ApiKey.objects.for_tenant(tenant).active().filter(name=key_name):
         tenancy_services.api_key_revoke(api_key=old_key)

@@ -206,7 +206,7 @@ def main(argv=None) -> int:
     for name, (delays, missing) in results.items():
         result_line(name, failed=missing, p50=percentile(delays, 50), p95=percentile(delays, 95),
                     details=f"{len(delays)} events heard")
-    env = report.environment(script="bench/live_events.py", data=f"{args.samples} changes per path",
+    env = report.environment(script="live_events.py", data=f"{args.samples} changes per path",
                              server=report.server_description(args.web_workers), load_at_start=load_at_start,
                              worker=report.worker_description())
     report.publish(section(args, env, results), args.report, log=log, started=started)

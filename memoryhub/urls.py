@@ -1,20 +1,16 @@
 from django.contrib import admin
-from django.http import JsonResponse
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from apps.core.errors import json_not_found
-
-
-def healthz(request):
-    return JsonResponse({"status": "ok"})
-
+from apps.core.health import healthz, readyz
+from apps.core.metrics_api import MetricsView
 
 api_v1 = [
     path("", include("apps.memories.urls")),
     path("", include("apps.conversations.urls")),
     path("", include("apps.extraction.urls")),
-    path("", include("apps.tenancy.urls")),
+    path("", include("apps.portability.urls")),
     path("schema", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
     path(
         "docs",
@@ -31,8 +27,10 @@ api_v1 = [
 ]
 
 urlpatterns = [
-    path("healthz", healthz, name="healthz"),
+    path("healthz", healthz, name="healthz"),  # the process answers (apps/core/health.py)
+    path("readyz", readyz, name="readyz"),  # it can work: database, migrations, a worker, the queue's lag
     path("", include("apps.mcp_server.urls")),  # /mcp: the Model Context Protocol endpoint
+    path("metrics", MetricsView.as_view(), name="metrics"),  # Prometheus (apps/core/metrics.py)
     path("admin/", admin.site.urls),
     path("review/", include("apps.review.urls")),
     path("api/v1/", include(api_v1)),

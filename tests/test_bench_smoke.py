@@ -104,8 +104,8 @@ RETRIEVAL_DATA = "tests/fixtures/retrieval/locomo-mini.json"
           *(rf"^  realistic hash {phase} c={c} +failed=0 " for phase, c in (
               ("bulk add", 1), ("single add", 1), ("hybrid", 1), ("vector", 1), ("keyword", 1), ("hybrid", 2)))]),
         # ingest with extraction off, on with the worker stopped, on with it running; lag idle and loaded;
-        # throughput
-        ("extraction.py", "extraction", 6, [], []),
+        # throughput; throughput on the Redis broker with one worker
+        ("extraction.py", "extraction", 7, ["--workers", "1"], [r"^  redis, 1 worker\(s\), job duration +failed=0 "]),
         # at concurrency 2: 3 working-memory PUTs and a GET, scratchpad, 3 checkpoint steps, pause, resume and
         # the cycle, context, terminate; the probe before and during terminate
         ("working_state.py", "working-state", 15, [], []),
@@ -121,6 +121,10 @@ RETRIEVAL_DATA = "tests/fixtures/retrieval/locomo-mini.json"
          [r"^  hanging +failed=0 ", r"^  MET +Worst turn's extra cost, memoryhub hanging"]),
         # a reviewer's GETs of the queue, the customer page with and without a search, a transcript, the overview
         ("review_pages.py", "review-pages", 5, [], []),
+        # searches with metrics and JSON logs off, then on (checked to have counted and logged them); the
+        # instrumentation alone, in-process
+        ("observability.py", "observability", 3, [],
+         [r"^  search, observability on c=1 +failed=0 ", r"^  instrumentation alone, per request +failed=0 .* µs"]),
         # ingest into the hash store, then hybrid, vector and keyword search; the scores of each mode
         ("retrieval.py", "retrieval", 4, ["--data", RETRIEVAL_DATA, "--conversations", "0"],
          [r"^`tests/fixtures/retrieval/locomo-mini.json`: 2 conversations, 4 sessions, 18 turns \(memories\); 8 questions",
@@ -145,6 +149,22 @@ def test_benchmark_runs_at_smoke_size_and_writes_its_section(script, section, ph
     assert text.index("<!-- /summary -->") < text.index(f"<!-- section:{section} -->")
     assert re.search(rf"^\| {section} \| .+ \| .+ (ms|%)", text, re.MULTILINE), text[:3000]
     assert (ROOT / "docs" / "performance.md").read_bytes() == docs_page
+
+
+def test_portability_benchmark_exports_and_imports_a_store_at_smoke_size(bench_database, tmp_path):
+    # export_store and import_store as subprocesses, their resident set sampled; the copy counted.
+    page = tmp_path / "performance.md"
+    env = {**os.environ, **database_env(bench_database)}
+    returncode, output = _run_smoke("portability.py", ["--report", str(page)], env)
+
+    assert f": database {bench_database}, " in output, output[:1000]
+    assert returncode == 0, output[-4000:]
+    for command in (r"export_store --with-embeddings", r"import_store \(vectors carried\)"):
+        assert re.search(rf"^  {command} +[\d.]+ s +[\d,]+ memories/s  RSS at 25/50/75% \d+/\d+/\d+ MB", output,
+                         re.MULTILINE), (command, output[-4000:])
+    assert "copy holds 2,000 of 2,000 memories" in output
+    text = page.read_text()
+    assert "<!-- section:portability -->" in text and re.search(r"^\| portability \| .+ \| \d+ MB", text, re.MULTILINE)
 
 
 def test_in_process_benchmark_runs_at_smoke_size_without_a_database(tmp_path):

@@ -1,7 +1,7 @@
-"""The apps stand in layers, core ← tenancy ← memories ← conversations ← extraction ← review ← mcp_server: an app
-imports only apps to its left. This reads the imports of every module under apps/ (migrations aside), wherever they
-stand in the module (a lazy import inside a function counts), so the old cycle through every app cannot
-come back. The one way up left is named below with its reason: two service calls from conversations
+"""The apps stand in layers, core ← tenancy ← memories ← conversations ← extraction ← portability ← review ←
+mcp_server: an app imports only apps to its left. This reads the imports of every module under apps/ (migrations
+aside), wherever they stand in the module (a lazy import inside a function counts), so the old cycle through every
+app cannot come back. The one way up left is named below with its reason: two service calls from conversations
 into extraction, which must happen while conversations holds the session lock."""
 
 import ast
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 APPS_DIR = Path(__file__).resolve().parents[1] / "apps"
-LAYERS = ["core", "tenancy", "memories", "conversations", "extraction", "review", "mcp_server"]
+LAYERS = ["core", "tenancy", "memories", "conversations", "extraction", "portability", "review", "mcp_server"]
 
 # Each exception names the module, the upward import, and why it cannot sit in the app above.
 ALLOWED_UPWARD = {

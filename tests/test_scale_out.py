@@ -1,6 +1,7 @@
 """Scale-out on one PostgreSQL and one Redis: two web processes and two django-q2 clusters, as on two machines.
 
-Redis carries the django-q2 broker and the channel layer (REDIS_URL); the database is the test database.
+Redis carries the django-q2 broker, the channel layer and the API's rate counters (REDIS_URL); the database is
+the test database.
 """
 
 import json
@@ -10,11 +11,14 @@ from dataclasses import dataclass
 import httpx
 import pytest
 from django.conf import settings
+from redis import Redis
 from websockets.sync.client import connect
 
 from apps.conversations.models import Session
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory
+from apps.tenancy.services import tenant_limits_set
+from apps.tenancy.throttling import WINDOW_SECONDS
 from tests.fakes.llm_server import FakeLLMServer, Reply
 from tests.processes import LiveServer, QCluster, redis_server, wait_for
 
@@ -163,3 +167,20 @@ def test_a_job_whose_worker_is_killed_in_the_middle_is_finished_once_by_the_othe
     assert memory.content == FACT["content"]
     assert list(memory.revisions.values_list("action", flat=True)) == ["create"]
     assert len(machines.llm.requests) == 2
+
+
+def test_one_key_s_rate_is_counted_across_web_processes_in_redis(machines, tenant_a):
+    tenant_limits_set(tenant=tenant_a.tenant, limits={"reads_per_minute": 4})
+    left = WINDOW_SECONDS - time.time() % WINDOW_SECONDS
+    if left < 10:
+        time.sleep(left + 0.5)  # the counter is per minute of the clock: all requests in one minute
+    statuses = []
+    for index in range(6):
+        web = machines.webs[index % 2]
+        response = httpx.get(f"{web.base_url}/api/v1/stores/main/memories",
+                             headers={"Authorization": f"Bearer {tenant_a.keys['read']}"}, timeout=10)
+        statuses.append(response.status_code)
+    assert statuses == [200, 200, 200, 200, 429, 429], statuses  # two processes, one count
+    assert response.json()["error"]["details"]["scope"] == "reads" and int(response.headers["Retry-After"]) >= 1
+    counters = Redis.from_url(machines.redis_url).keys("memoryhub:*throttle:reads:*")
+    assert len(counters) == 1, counters  # the counter lives in Redis, not in either process

@@ -115,6 +115,6 @@ def test_every_operation_answers_as_documented(server, tmp_path):
     server.assert_running()
     assert run.returncode == 0, output
     summary = json.loads(report.read_text())
-    assert summary["operations"]["tested"] == summary["operations"]["total"] == 56, summary["operations"]
+    assert summary["operations"]["tested"] == summary["operations"]["total"] == 57, summary["operations"]
     assert summary["failures"] == [] and summary["errors"] == [], output
-    assert summary["test_cases"]["generated"] > 56 * MAX_EXAMPLES, summary["test_cases"]
+    assert summary["test_cases"]["generated"] > 57 * MAX_EXAMPLES, summary["test_cases"]

@@ -36,3 +36,10 @@ class CoreConfig(AppConfig):
         register_converter(IdentifierPathConverter, "identifier_path")
 
         os.register_at_fork(before=close_connection_pools_before_fork)
+
+        from django_q.signals import post_spawn
+
+        from apps.core.health import start_worker_heartbeat
+
+        # In each q2 worker process, once it is forked: its heartbeat, which /readyz looks for.
+        post_spawn.connect(start_worker_heartbeat, dispatch_uid="core.worker_heartbeat")

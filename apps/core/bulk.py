@@ -4,14 +4,15 @@ from django.db import connections, router
 from psycopg.types.json import Jsonb
 
 
-def copy_rows(model, instances: list, *, exclude: tuple[str, ...] = ()) -> None:
+def copy_rows(model, instances: list, *, exclude: tuple[str, ...] = (), verbatim: tuple[str, ...] = ()) -> None:
     """Insert `instances` of `model` with one COPY instead of a multi-row INSERT.
 
     Django's bulk_create compiles an INSERT with a placeholder per value; for hundreds of rows with
     384-float vectors that compilation costs more than the database's work. Values go through the
     fields' own get_db_prep_save, so what is stored is what bulk_create would store. Primary keys must
     be set by the caller (UUID defaults are) or be database defaults listed in `exclude`; generated
-    columns must be excluded too.
+    columns must be excluded too. Fields in `verbatim` keep the instance's value where pre_save would
+    replace it (auto_now_add, auto_now): a restore writes the times the rows had.
     """
     if not instances:
         return
@@ -29,7 +30,9 @@ def copy_rows(model, instances: list, *, exclude: tuple[str, ...] = ()) -> None:
             for instance in instances:
                 row = []
                 for field in fields:
-                    value = field.get_db_prep_save(field.pre_save(instance, add=True), connection)
+                    value = getattr(instance, field.attname) if field.name in verbatim else field.pre_save(
+                        instance, add=True)
+                    value = field.get_db_prep_save(value, connection)
                     if hasattr(value, "adapted"):  # Django's JSON adapter wraps the Python value
                         value = Jsonb(value.adapted)
                     row.append(value)

@@ -121,7 +121,8 @@ def api_exception_handler(exc, context):
         return None
     code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
     message = exc.detail if isinstance(exc.detail, str) else _first_message(exc.detail)
-    response.data = error_body(code, str(message))
+    # A DRF exception of ours may say more (apps.tenancy.throttling.RateLimited: the scope and limit).
+    response.data = error_body(code, str(message), getattr(exc, "details", None))
     return response
 
 

@@ -28,6 +28,13 @@ IDEMPOTENT_REPLAYED = OpenApiParameter(
     response=[200, 201, 202, 400, 404, 409, 413, 415],  # what a request answers after its key is claimed
     description="Present on the stored answer to a request repeated with the same Idempotency-Key.",
 )
+RETRY_AFTER = OpenApiParameter(
+    "Retry-After",
+    {"type": "integer", "minimum": 1},
+    OpenApiParameter.HEADER,
+    response=[429],
+    description="Seconds until the request would be allowed again.",
+)
 
 ERRORS = {
     "400": "Invalid request: a malformed, missing, out-of-range or unknown field or query parameter "
@@ -39,6 +46,8 @@ ERRORS = {
            "for another request or still in progress.",
     "413": "The request, a batch in it or a value in it is larger than allowed (`message` names the limit).",
     "415": "The request body is not JSON (`Content-Type: application/json`).",
+    "429": "Too many requests of this kind with this API key this minute, or without a valid API key from this "
+           "address (`details`: `scope`, `limit`, `retry_after`); the `Retry-After` header says when to retry.",
 }
 
 
@@ -74,6 +83,8 @@ class ApiSchema(AutoSchema):
         accepts_key = getattr(self.view, "accepts_idempotency_key", None)
         if accepts_key is not None and accepts_key(self.method):
             parameters += [IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED]
+        if hasattr(self.view, "throttle_scope"):  # ApiView: rate-limited
+            parameters.append(RETRY_AFTER)
         return parameters
 
     def _get_paginator(self):
@@ -93,7 +104,7 @@ class ApiSchema(AutoSchema):
             responses = {"200": self._get_response_for_code(serializer, "200", direction=direction)}
         else:
             responses = super()._get_response_bodies(direction)
-        codes = ["400", "401", "403"]
+        codes = ["400", "401", "403", "429"]
         has_path_parameters, paginated = bool(uritemplate.variables(self.path)), self._get_paginator() is not None
         if has_path_parameters:
             codes.append("404")

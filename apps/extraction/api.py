@@ -60,6 +60,7 @@ class JobRetryApi(ApiView):
 
 class SessionFlushApi(SessionScopedView):
     required_scopes = {"POST": "write"}
+    throttle_scopes = {"POST": "flushes"}
     query_serializers = {"POST": FlushQuery}
 
     @extend_schema(

@@ -1,6 +1,10 @@
-from django.db.models import F
+from django.conf import settings
+from django.db.models import F, Min, Q
+from django.db.models.functions import Coalesce, Greatest
+from django.utils import timezone
 
 from apps.core.errors import NotFoundError
+from apps.core.health import CheckResult
 from apps.extraction.extractors.base import ConversationMessage, ExistingMemory
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
@@ -112,3 +116,20 @@ def job_changes(*, session, job_ids) -> list[dict]:
         }
         for revision in revisions
     ]
+
+
+def extraction_queue_lag_seconds() -> float:
+    """How long the oldest job due to run has waited for a worker (since it was created, or since its retry came
+    due); 0 when none waits."""
+    now = timezone.now()
+    waiting_since = ExtractionJob.objects.filter(
+        Q(run_after__isnull=True) | Q(run_after__lte=now), status=ExtractionJob.Status.QUEUED
+    ).aggregate(oldest=Min(Greatest("created_at", Coalesce("run_after", "created_at"))))["oldest"]
+    return max((now - waiting_since).total_seconds(), 0.0) if waiting_since else 0.0
+
+
+def extraction_queue_readiness() -> CheckResult:
+    """/readyz's queue check: the lag is below READINESS_MAX_QUEUE_LAG_SECONDS (0: not checked)."""
+    limit = settings.READINESS_MAX_QUEUE_LAG_SECONDS
+    lag = extraction_queue_lag_seconds()
+    return CheckResult(not limit or lag <= limit, {"lag_seconds": round(lag, 1), "max_lag_seconds": limit or None})

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from apps.conversations.models import Message, Session
 from apps.core.actors import Actor
+from apps.core.background import LeaseKeeper
 from apps.core.errors import ConflictError, NotFoundError
 from apps.extraction.consolidation import consolidate
 from apps.extraction.extractors import get_extractor
@@ -149,8 +150,23 @@ def extraction_at_session_end(*, session: Session, wait_seconds: float) -> tuple
 
 
 def _lease() -> timedelta:
-    # A job outliving the q2 task timeout belongs to a worker that was killed.
-    return timedelta(seconds=settings.Q_CLUSTER["timeout"])
+    return timedelta(seconds=settings.EXTRACTION_LEASE_SECONDS)
+
+
+def _renew_job_leases(held: dict) -> None:
+    """Extend the lease of each job this process runs ({job id: the attempt it runs}); a run that lost its job to
+    another (its lease ran out meanwhile) extends nothing, and finds out when it commits."""
+    for job_id, attempts in held.items():
+        ExtractionJob.objects.filter(pk=job_id, status=ExtractionJob.Status.RUNNING, attempts=attempts).update(
+            lease_expires_at=timezone.now() + _lease()
+        )
+
+
+# The lease is the one sign that a running job's worker lives: renewed from a thread, it holds however long the
+# model takes, and it runs out EXTRACTION_LEASE_SECONDS after the worker died (killed, out of memory, machine lost).
+_job_leases = LeaseKeeper(
+    "extraction job leases", period=lambda: settings.EXTRACTION_LEASE_SECONDS / 3, renew=_renew_job_leases
+)
 
 
 def _claim(job_id) -> ExtractionJob | None:
@@ -185,8 +201,14 @@ def extraction_job_run(*, job_id) -> JobOutcome:
     """Run one job: extract outside any transaction, then commit memories + high-water mark together."""
     job = _claim(job_id)
     if job is None:
-        _check_again_when_lease_expires(job_id)
+        # Taken by a live run, finished, or not due: a run that dies leaves its lease to run out, and the workers'
+        # lease sweep (extraction_jobs_revive) queues the job again then.
         return JobOutcome(job=None, claimed=False)
+    with _job_leases.holding(job.pk, job.attempts):
+        return _run_claimed(job)
+
+
+def _run_claimed(job: ExtractionJob) -> JobOutcome:
     started = time.monotonic()
     try:
         config = extraction_settings_for(job.store)
@@ -227,6 +249,13 @@ def extraction_job_run(*, job_id) -> JobOutcome:
         with transaction.atomic():
             locked = Session.objects.select_for_update().get(pk=session.pk)
             locked.store = job.store
+            # Results commit only while this run holds the job: its lease may have run out (the database was out
+            # of reach longer than the lease) and the job been queued again for another run. The row stays locked
+            # until the commit, so the lease sweep cannot take the job in between.
+            if not ExtractionJob.objects.select_for_update().filter(
+                pk=job.pk, status=ExtractionJob.Status.RUNNING, attempts=job.attempts
+            ).exists():
+                raise LeaseLost
             if locked.extracted_seq != base_seq:
                 raise ConflictError("Another run extracted this session meanwhile; retrying.")
             if base_seq < job.to_seq:
@@ -252,6 +281,10 @@ def extraction_job_run(*, job_id) -> JobOutcome:
             # Messages that arrived while this job ran: their trigger may be due now.
             extraction_job_schedule(session=locked, trigger=ExtractionJob.Trigger.TURNS)
         return JobOutcome(job=job, claimed=True)
+    except LeaseLost:
+        logger.warning("Extraction job %s: attempt %s lost its lease to another run; its results are dropped.",
+                       job.pk, job.attempts)
+        return JobOutcome(job=None, claimed=False)
     except ExtractorNotReady as exc:
         # A configuration problem, not a passing failure: retrying cannot help, and a traceback says less.
         logger.warning("Extraction job %s failed: %s", job.pk, exc)
@@ -263,6 +296,10 @@ def extraction_job_run(*, job_id) -> JobOutcome:
 
 class ExtractorNotReady(Exception):
     """The store's extractor is not configured on this server (e.g. llm without a model)."""
+
+
+class LeaseLost(Exception):
+    """The run's lease ran out and the job was queued again (or failed) before the run could commit."""
 
 
 # The extractor too: a run that fell back to the rules (or ran an auto job's rules) says so when it then fails.
@@ -326,32 +363,6 @@ def _schedule_retry(job: ExtractionJob) -> None:
     )
 
 
-def _check_again_when_lease_expires(job_id) -> None:
-    """A task that finds its job running may be the re-delivery for a worker that died: look again
-    when the lease runs out (a no-op if the job finished by then)."""
-    if settings.EXTRACTION_RUN_INLINE:
-        return
-    lease_end = (
-        ExtractionJob.objects.filter(pk=job_id, status=ExtractionJob.Status.RUNNING)
-        .values_list("lease_expires_at", flat=True)
-        .first()
-    )
-    if lease_end is None:
-        return
-    from django_q.models import Schedule
-
-    Schedule.objects.get_or_create(
-        name=f"lease-{job_id}-{int(lease_end.timestamp())}",
-        defaults={
-            "func": RUN_TASK,
-            "args": repr(str(job_id)),
-            "schedule_type": Schedule.ONCE,
-            "repeats": 1,
-            "next_run": lease_end + timedelta(seconds=1),
-        },
-    )
-
-
 def extraction_job_retry_problem(*, job: ExtractionJob) -> str | None:
     """Why retrying `job` would fail again at once (its extractor cannot run on this server), or None.
 
@@ -388,15 +399,40 @@ def extraction_job_retry(*, job: ExtractionJob) -> ExtractionJob:
     return locked
 
 
+def extraction_jobs_revive() -> dict:
+    """Queue again the running jobs whose lease ran out: their worker died. A job that has had all its attempts
+    this way fails instead (it may be what kills its workers). Every q2 worker process runs this every
+    WORKER_HEARTBEAT_SECONDS (apps.extraction.tasks); q2's re-delivery of the dead worker's task comes much later."""
+    now = timezone.now()
+    revived = failed = 0
+    expired = ExtractionJob.objects.filter(status=ExtractionJob.Status.RUNNING, lease_expires_at__lt=now)
+    for job in expired.select_related("store", "session"):
+        # Conditional: the run may have committed, or another sweep taken the job, since the read.
+        still_expired = ExtractionJob.objects.filter(
+            pk=job.pk, status=ExtractionJob.Status.RUNNING, attempts=job.attempts, lease_expires_at__lt=now
+        )
+        if job.attempts >= job.max_attempts:
+            job.status, job.finished_at, job.lease_expires_at = ExtractionJob.Status.FAILED, now, None
+            job.error = (f"Its worker stopped without finishing it, {job.attempts} times (killed, out of memory, "
+                         "or its machine lost).")
+            if still_expired.update(status=job.status, error=job.error, finished_at=now, lease_expires_at=None,
+                                    updated_at=now):
+                logger.warning("Extraction job %s failed: %s", job.pk, job.error)
+                events_publish([_job_event(EventType.JOB_FAILED, job, job.session)])
+                failed += 1
+        elif still_expired.update(status=ExtractionJob.Status.QUEUED, run_after=None, lease_expires_at=None,
+                                  error="Its worker stopped without finishing it; queued again.", updated_at=now):
+            logger.warning("Extraction job %s: its worker stopped during attempt %s; queued again.",
+                           job.pk, job.attempts)
+            _enqueue(job.pk)
+            revived += 1
+    return {"revived": revived, "failed": failed}
+
+
 def extraction_sweep() -> dict:
     """Periodic: revive jobs of dead workers, re-enqueue due retries, and extract idle sessions."""
     now = timezone.now()
-    revived = 0
-    for job_id in ExtractionJob.objects.filter(
-        status=ExtractionJob.Status.RUNNING, lease_expires_at__lt=now
-    ).values_list("pk", flat=True):
-        _enqueue(job_id)  # the claim accepts an expired lease
-        revived += 1
+    leases = extraction_jobs_revive()
     # A queued task is re-delivered by the broker after Q retry seconds if a worker took it and died;
     # a job quiet for longer than that (plus the scheduler's 30 s tick) lost its task.
     lost_after = timedelta(seconds=settings.Q_CLUSTER["retry"] + 60)
@@ -424,5 +460,5 @@ def extraction_sweep() -> dict:
                 session.store = store
                 if extraction_job_schedule(session=session, trigger=ExtractionJob.Trigger.IDLE, force=True):
                     idle += 1
-    return {"revived": revived, "requeued": requeued, "idle_sessions": idle}
+    return {**leases, "requeued": requeued, "idle_sessions": idle}
 

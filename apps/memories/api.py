@@ -284,6 +284,7 @@ def search_query_from(store, data: dict) -> SearchQuery:
 
 class SearchApi(StoreScopedView):
     required_scopes = {"POST": READ}
+    throttle_scopes = {"POST": "searches"}
     body_serializers = {"POST": SearchInput}
 
     @extend_schema(

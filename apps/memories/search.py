@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
+from apps.core import metrics
 from apps.core.embeddings import vector_literal
 from apps.core.errors import ApplicationError
 from apps.memories.models import FULL_TEXT_CONFIG, Memory, MemoryStore
@@ -111,6 +112,12 @@ def memory_search_explained(
     """memory_search, with the ranking it used and, if `search.explain`, the keyword statistics behind it."""
     if search.mode not in SEARCH_MODES:
         raise ApplicationError(f"Unknown search mode {search.mode!r}.", code="validation_error")
+    # memoryhub_search_duration_seconds{mode}: every search, whoever asks (the API, MCP tools, context building).
+    with metrics.timed(metrics.SEARCH_DURATION, mode=search.mode):
+        return _search_explained(store=store, search=search, query_vector=query_vector)
+
+
+def _search_explained(*, store: MemoryStore, search: SearchQuery, query_vector: list[float] | None) -> SearchResult:
     ranking = _ranking(store, search)
     where, params = _filter_sql(store, search)
     # Each signal's pool does not depend on the page size, so the first 10 hits of a limit-20 search are

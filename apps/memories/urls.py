@@ -1,8 +1,9 @@
 from django.urls import path
 
-from apps.memories import api, api_webhooks
+from apps.memories import api, api_key, api_webhooks
 
 urlpatterns = [
+    path("key", api_key.ApiKeyInfoApi.as_view(), name="api-key-info"),
     path("stores", api.StoreListCreateApi.as_view(), name="store-list"),
     path("stores/<slug:store_name>", api.StoreDetailApi.as_view(), name="store-detail"),
     path("stores/<slug:store_name>/memories", api.MemoryListCreateApi.as_view(), name="memory-list"),

@@ -8,12 +8,14 @@ from apps.extraction.models import ExtractionJob
 from apps.memories.events import EventType
 from apps.memories.models import Memory
 from apps.review.selectors.queue import EXTRACTOR_CHOICES
+from apps.tenancy.authentication import LockoutAwareLoginForm
 
 TYPE_CHOICES = [("", "Any type"), *Memory.Type.choices]
 
 
-class StaffLoginForm(AuthenticationForm):
-    """Django's login, for active staff users only (the console is for them, as the admin is)."""
+class StaffLoginForm(LockoutAwareLoginForm, AuthenticationForm):
+    """Django's login, for active staff users only (the console is for them, as the admin is), saying so when the
+    login lockout refuses it (settings.LOGIN_FAILURE_LIMIT)."""
 
     def confirm_login_allowed(self, user):
         super().confirm_login_allowed(user)

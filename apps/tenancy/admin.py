@@ -9,7 +9,8 @@ granting a staff user access is one membership and there is nothing else to keep
 - staff with the admin role in a tenant, in addition: issue, rename, re-scope to other stores and
   revoke its API keys; create and edit its stores; add and edit its memories, soft delete and
   restore them;
-- only superusers create or rename tenants and add, change or remove memberships;
+- only superusers create or rename tenants, set their limits (requests per minute, quotas: apps.tenancy.limits)
+  and add, change or remove memberships;
 - no one deletes through the admin: API keys are revoked, memories are soft deleted, memory
   revisions are read-only for everyone, and stores and tenants are deleted through the API.
 
@@ -28,6 +29,7 @@ rendered once, in the response to the POST that issued it, and is never stored o
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model
 from django.contrib.postgres.forms import SimpleArrayField
 from django.template.response import TemplateResponse
@@ -36,7 +38,8 @@ from django.utils.cache import add_never_cache_headers
 from apps.core.admin import ServiceModelForm
 from apps.core.errors import ApplicationError
 from apps.tenancy.admin_base import SuperuserManagedAdmin, TenantScopedAdmin
-from apps.tenancy.models import ApiKey, Membership, Tenant
+from apps.tenancy.authentication import LockoutAwareLoginForm
+from apps.tenancy.models import TENANT_LIMIT_FIELDS, ApiKey, Membership, Tenant
 from apps.tenancy.services import (
     api_key_issue,
     api_key_revoke,
@@ -44,8 +47,16 @@ from apps.tenancy.services import (
     membership_remove,
     membership_set,
     tenant_create,
+    tenant_limits_set,
     tenant_update,
 )
+
+
+class StaffAdminLoginForm(LockoutAwareLoginForm, AdminAuthenticationForm):
+    """The admin's login, saying so when the login lockout refuses it (settings.LOGIN_FAILURE_LIMIT)."""
+
+
+admin.site.login_form = StaffAdminLoginForm
 
 
 def _staff_users():
@@ -58,7 +69,7 @@ def _staff_users():
 class TenantForm(ServiceModelForm):
     class Meta:
         model = Tenant
-        fields = ["name", "slug"]
+        fields = ["name", "slug", *TENANT_LIMIT_FIELDS]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -68,8 +79,11 @@ class TenantForm(ServiceModelForm):
 
     def run_service(self):
         if self.unchanged is None:
-            return tenant_create(name=self.cleaned_data["name"], slug=self.cleaned_data.get("slug") or None)
-        return tenant_update(tenant=self.unchanged, name=self.cleaned_data["name"])
+            tenant = tenant_create(name=self.cleaned_data["name"], slug=self.cleaned_data.get("slug") or None)
+        else:
+            tenant = tenant_update(tenant=self.unchanged, name=self.cleaned_data["name"])
+        limits = {name: self.cleaned_data[name] for name in TENANT_LIMIT_FIELDS if name in self.cleaned_data}
+        return tenant_limits_set(tenant=tenant, limits=limits)
 
 
 class MembershipInline(admin.TabularInline):
@@ -109,8 +123,13 @@ class TenantAdmin(SuperuserManagedAdmin):
     def get_readonly_fields(self, request, obj=None):
         return ["slug", "created_at"] if obj else []
 
-    def get_fields(self, request, obj=None):
-        return ["name", "slug", "created_at"] if obj else ["name", "slug"]
+    def get_fieldsets(self, request, obj=None):
+        limits = ("Limits", {
+            "fields": TENANT_LIMIT_FIELDS,
+            "description": "Requests per minute count per API key; quotas count for the whole tenant. Blank: the "
+                           "server's default (settings); 0: no limit.",
+        })
+        return [(None, {"fields": ["name", "slug", "created_at"] if obj else ["name", "slug"]}), limits]
 
     def save_formset(self, request, form, formset, change):
         formset.save(commit=False)  # collects new, changed and deleted rows without writing

@@ -1,20 +1,26 @@
 """The base of every API view: API-key scopes per method, the inputs each method reads (anything else is
-refused), the acting key, and `Idempotency-Key` on writes."""
+refused), the acting key, `Idempotency-Key` on writes, and the tenant's limits: requests per minute per kind of
+request (apps.tenancy.throttling), the size of a request body."""
 
 import hashlib
 
-from rest_framework import serializers
+from django.conf import settings
+from rest_framework import exceptions, serializers
 from rest_framework.exceptions import APIException
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from apps.core.actors import Actor
 from apps.core.api import QuerySerializer, refuse_body, refuse_unknown_fields, refuse_unknown_parameters, validated
+from apps.core.errors import PayloadTooLargeError
 from apps.core.fields import find_unstorable_text
 from apps.core.identifiers import normalise_identifier
 from apps.core.pagination import ApiCursorPagination
 from apps.tenancy import services as tenancy_services
+from apps.tenancy.limits import tenant_limits
+from apps.tenancy.throttling import ApiKeyRateThrottle, FailedAuthenticationThrottle
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 # PUT and DELETE too: repeated, they end in the same state, but a retry after a lost answer would see a
@@ -61,9 +67,12 @@ class ApiView(APIView):
     parameter it does not declare is a 400 naming it, before the handler runs: a misspelt filter must
     never be ignored (a search for "userid" would answer with every user's memories). The view knows
     who is acting and honours `Idempotency-Key` on writes (a retry with the same key and request gets
-    the first response)."""
+    the first response). Each request counts against its key's rate for its kind: reads and writes by
+    method, unless the view names another kind for a method in `throttle_scopes` (searches, flushes)."""
 
     required_scopes: dict[str, str] = {}
+    throttle_scopes: dict[str, str] = {}
+    throttle_classes = [ApiKeyRateThrottle]
     body_serializers: dict[str, type[serializers.Serializer]] = {}
     query_serializers: dict[str, type[QuerySerializer]] = {}
     paginators: dict[str, type[ApiCursorPagination]] = {}
@@ -95,12 +104,41 @@ class ApiView(APIView):
         page = paginator.paginate_queryset(queryset, self.request, view=self)
         return paginator.get_paginated_response(render(page))
 
+    def throttle_scope(self, request) -> str:
+        method = self._declared_method()
+        return self.throttle_scopes.get(method) or ("reads" if method in SAFE_METHODS else "writes")
+
     def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)  # authentication and permissions first
+        try:
+            super().initial(request, *args, **kwargs)  # authentication, permissions, then throttles
+        except (exceptions.NotAuthenticated, exceptions.AuthenticationFailed):
+            # DRF throttles only what passed authentication: failures are counted per address here.
+            throttle = FailedAuthenticationThrottle()
+            if not throttle.allow_request(request, self):
+                raise throttle.refusal() from None
+            raise
+        self._refuse_oversized_body(request)
         # The claim hashes the raw body, which must come before DRF parses it from the stream; a request
         # refused next is answered, and kept for its retries, like any other 400.
         self._claim_idempotency_key(request)
         self._refuse_undeclared_input(request)
+
+    def check_throttles(self, request):
+        # DRF's own raises a bare Throttled; this one names the kind of request and its limit.
+        for throttle in self.get_throttles():
+            if not throttle.allow_request(request, self):
+                raise throttle.refusal()
+
+    def _refuse_oversized_body(self, request) -> None:
+        limit = tenant_limits(request.auth.tenant).max_request_bytes
+        if limit >= settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+            return  # Django refuses a larger body on its own (RequestDataTooBig)
+        size = len(request._request.body)
+        if size > limit:
+            raise PayloadTooLargeError(
+                f"The request body is {size} bytes; this tenant's limit is {limit}.",
+                code="request_too_large", details={"limit": limit, "size": size},
+            )
 
     def _declared_method(self) -> str:
         return "GET" if self.request.method == "HEAD" else self.request.method
@@ -146,7 +184,10 @@ class ApiView(APIView):
         if isinstance(exc, _Replay):
             return exc.response
         try:
-            return super().handle_exception(exc)
+            response = super().handle_exception(exc)
+            if isinstance(exc, tenancy_services.IdempotencyInProgress):
+                response["Retry-After"] = str(exc.retry_after_seconds)  # when the first request's lease ends
+            return response
         except Exception:
             self._forget_idempotency_claim()  # a crash: let a retry run the request again
             raise

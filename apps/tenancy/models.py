@@ -6,15 +6,35 @@ from django.db import models
 from apps.core.models import BaseModel
 
 
+def _limit_field(help_text: str) -> models.PositiveIntegerField:
+    return models.PositiveIntegerField(
+        null=True, blank=True, help_text=f"{help_text} Blank: the server's default; 0: no limit."
+    )
+
+
 class Tenant(BaseModel):
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=100, unique=True)
+    # Limits of this tenant; null takes the server's default (settings), 0 lifts the limit (apps/tenancy/limits.py).
+    reads_per_minute = _limit_field("Reads per minute and API key.")
+    writes_per_minute = _limit_field("Writes per minute and API key.")
+    searches_per_minute = _limit_field("Searches and context requests per minute and API key.")
+    flushes_per_minute = _limit_field("Session flushes and terminations per minute and API key.")
+    max_memories = _limit_field("Memories in all the tenant's stores, whatever their status.")
+    max_stores = _limit_field("Stores.")
+    max_request_bytes = _limit_field("Size of one API request body, in bytes (at most the server's own limit).")
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self):
         return self.name
+
+
+TENANT_LIMIT_FIELDS = (
+    "reads_per_minute", "writes_per_minute", "searches_per_minute", "flushes_per_minute",
+    "max_memories", "max_stores", "max_request_bytes",
+)  # fmt: skip
 
 
 class Membership(BaseModel):
@@ -101,6 +121,8 @@ class IdempotencyRecord(models.Model):
     response_body = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # While in progress: renewed as long as the request runs; once past, its process died and a retry takes over.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
     # Whose data the request and its response hold, so erasing a user finds the responses to forget;
     # set on completion. Null: not known (in progress, or stored before these columns existed).
     user_ids = ArrayField(models.CharField(max_length=255), null=True, blank=True)

@@ -1,3 +1,4 @@
+import math
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -8,9 +9,10 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from apps.core.background import LeaseKeeper
 from apps.core.errors import ApplicationError, ConflictError
 from apps.core.fields import is_storable_json
-from apps.tenancy.models import ApiKey, IdempotencyRecord, Membership, Tenant
+from apps.tenancy.models import TENANT_LIMIT_FIELDS, ApiKey, IdempotencyRecord, Membership, Tenant
 from apps.tenancy.selectors import api_key_hash
 
 KEY_PREFIX = "mh_"
@@ -39,6 +41,24 @@ def tenant_update(*, tenant: Tenant, name: str) -> Tenant:
     if name != tenant.name:
         tenant.name = name
         tenant.save(update_fields=["name", "updated_at"])
+    return tenant
+
+
+def tenant_limits_set(*, tenant: Tenant, limits: dict[str, int | None]) -> Tenant:
+    """Set some of a tenant's own limits (TENANT_LIMIT_FIELDS): a number, 0 for none, None for the server's default.
+    Lowering a quota below what the tenant holds refuses new memories or stores; it removes nothing."""
+    unknown = sorted(set(limits) - set(TENANT_LIMIT_FIELDS))
+    if unknown:
+        raise ApplicationError(f"Unknown limit(s): {', '.join(unknown)}.", code="validation_error")
+    invalid = {name: ["Must be a whole number, 0 or more, or empty."] for name, value in limits.items()
+               if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0)}
+    if invalid:
+        raise ApplicationError("Invalid limits.", code="validation_error", details=invalid)
+    changed = [name for name, value in limits.items() if getattr(tenant, name) != value]
+    for name in changed:
+        setattr(tenant, name, limits[name])
+    if changed:
+        tenant.save(update_fields=[*changed, "updated_at"])
     return tenant
 
 
@@ -122,13 +142,41 @@ class IdempotencyClaim:
     replay_body: object = None
 
 
+class IdempotencyInProgress(ConflictError):
+    """The key's first request is still running (its lease is alive); the answer says when to ask again."""
+
+    def __init__(self, message: str, *, retry_after_seconds: int):
+        super().__init__(message, code="idempotency_in_progress")
+        self.retry_after_seconds = retry_after_seconds
+
+
+def _idempotency_lease() -> timedelta:
+    return timedelta(seconds=settings.IDEMPOTENCY_IN_PROGRESS_SECONDS)
+
+
+def _renew_idempotency_leases(held: dict) -> None:
+    IdempotencyRecord.objects.filter(pk__in=list(held), status_code__isnull=True).update(
+        lease_expires_at=timezone.now() + _idempotency_lease()
+    )
+
+
+# A claim's lease is renewed while its request runs in this process, so a request may take as long as it needs, and
+# a retry of one that died with its process (killed, redeployed) runs within IDEMPOTENCY_IN_PROGRESS_SECONDS.
+_claim_leases = LeaseKeeper(
+    "idempotency leases", period=lambda: settings.IDEMPOTENCY_IN_PROGRESS_SECONDS / 3, renew=_renew_idempotency_leases
+)
+
+
 def idempotency_claim(*, api_key: ApiKey, key: str, request_hash: str) -> IdempotencyClaim:
-    """Claim a key for this request, or find the response of the earlier request that used it."""
-    stale_before = timezone.now() - timedelta(seconds=settings.IDEMPOTENCY_IN_PROGRESS_SECONDS)
+    """Claim a key for this request, or find the response of the earlier request that used it. A claim is held
+    until idempotency_complete, which every claim must reach."""
     for _ in range(2):
+        now = timezone.now()
         try:
             with transaction.atomic():
-                record = IdempotencyRecord.objects.create(api_key=api_key, key=key, request_hash=request_hash)
+                record = IdempotencyRecord.objects.create(api_key=api_key, key=key, request_hash=request_hash,
+                                                          lease_expires_at=now + _idempotency_lease())
+            _claim_leases.hold(record.pk)
             return IdempotencyClaim(record=record)
         except IntegrityError:
             pass
@@ -142,20 +190,24 @@ def idempotency_claim(*, api_key: ApiKey, key: str, request_hash: str) -> Idempo
             )
         if existing.status_code is not None:
             return IdempotencyClaim(replay_status=existing.status_code, replay_body=existing.response_body)
-        if existing.created_at >= stale_before:
-            raise ConflictError(
+        if existing.lease_expires_at is not None and existing.lease_expires_at > now:
+            raise IdempotencyInProgress(
                 "A request with this Idempotency-Key is still in progress; retry later.",
-                code="idempotency_in_progress",
+                retry_after_seconds=max(1, math.ceil((existing.lease_expires_at - now).total_seconds())),
             )
-        # The request that claimed it died mid-way (its process was killed): let this one take over.
-        IdempotencyRecord.objects.filter(pk=existing.pk, status_code__isnull=True).delete()
-    raise ConflictError("Could not claim the Idempotency-Key; retry.", code="idempotency_in_progress")
+        # Its lease ran out: the request that claimed it died mid-way (its process was killed). This one takes
+        # over, unless the lease was renewed since the read.
+        IdempotencyRecord.objects.filter(
+            pk=existing.pk, status_code__isnull=True, lease_expires_at=existing.lease_expires_at
+        ).delete()
+    raise IdempotencyInProgress("Could not claim the Idempotency-Key; retry.", retry_after_seconds=1)
 
 
 def idempotency_complete(*, record: IdempotencyRecord, status_code: int, body, user_ids=(), session_ids=()) -> None:
     """Keep the response for retries, with the users and sessions it concerns (see idempotency_forget).
     Not kept, so that a retry runs the request again: a server error, and an answer PostgreSQL cannot
     store (a 400 quoting a NUL of the request: such a request wrote nothing)."""
+    _claim_leases.release(record.pk)  # first: if the database is down now, the lease must still run out
     if status_code >= 500 or not is_storable_json(body):
         IdempotencyRecord.objects.filter(pk=record.pk).delete()
         return
@@ -163,6 +215,7 @@ def idempotency_complete(*, record: IdempotencyRecord, status_code: int, body, u
         status_code=status_code,
         response_body=body,
         completed_at=timezone.now(),
+        lease_expires_at=None,
         user_ids=sorted(user_ids),
         session_ids=sorted(session_ids),
     )

@@ -54,6 +54,7 @@ CALLS = {
                           min_score=0.1, memory_types=["fact"], metadata={"plan": "pro"}, tags=["t"],
                           include_pending=True),
     "user_erase": _api.user_erase("main", "alice"),
+    "user_export": _api.user_export("main", "alice"),
     "session_list": _api.session_list("main", "c", 10, {"user_id": "alice", "agent_id": "bot", "status": "active"}),
     "session_get": _api.session_get("main", "chat-1"),
     "session_delete": _api.session_delete("main", "chat-1"),

@@ -40,6 +40,7 @@ def _endpoints(memory_id, job_id):
         ("get", m + "/history", None, "read", "memory_not_found"),
         ("post", "/api/v1/stores/main/search", {"query": "tea"}, "read", 200),
         ("delete", "/api/v1/stores/main/users/alice", None, "admin", 200),
+        ("get", "/api/v1/stores/main/user-export/alice", None, "admin", 200),
         ("get", "/api/v1/jobs", None, "read", 200),
         ("get", j, None, "read", "job_not_found"),
         ("post", f"{j}/retry", None, "write", "job_not_found"),

@@ -70,16 +70,26 @@ def test_client_errors_are_replayed_and_server_errors_are_not_kept(writer, monke
     assert ScratchpadEntry.objects.count() == 1
 
 
-def test_a_request_still_in_progress_is_409_until_it_is_stale(writer):
+def test_a_request_still_in_progress_is_409_until_its_lease_runs_out(writer, settings):
     assert _append(writer, "think", key="k-done").status_code == 201
     done = IdempotencyRecord.objects.get(key="k-done")
-    # A request that claimed a key for the same body and died before answering.
-    IdempotencyRecord.objects.create(api_key=done.api_key, key="k-dead", request_hash=done.request_hash)
+    assert done.lease_expires_at is None  # answered: nothing left to lease
+    # A request that claimed a key for the same body and died before answering, its lease renewed 10 s ago.
+    IdempotencyRecord.objects.create(api_key=done.api_key, key="k-dead", request_hash=done.request_hash,
+                                     lease_expires_at=timezone.now() + timedelta(seconds=5))
     response = _append(writer, "think", key="k-dead")
     assert response.status_code == 409 and response.json()["error"]["code"] == "idempotency_in_progress"
-    with time_machine.travel(timezone.now() + timedelta(minutes=6)):
+    assert 1 <= int(response.headers["Retry-After"]) <= 5  # when the lease runs out
+    with time_machine.travel(timezone.now() + timedelta(seconds=6)):
         assert _append(writer, "think", key="k-dead").status_code == 201
     assert ScratchpadEntry.objects.count() == 2
+
+
+def test_a_claim_made_before_leases_existed_is_taken_over(writer):
+    assert _append(writer, "think", key="k-done").status_code == 201
+    done = IdempotencyRecord.objects.get(key="k-done")
+    IdempotencyRecord.objects.create(api_key=done.api_key, key="k-old", request_hash=done.request_hash)
+    assert _append(writer, "think", key="k-old").status_code == 201
 
 
 def test_memory_create_replays_the_created_response(tenant_a):

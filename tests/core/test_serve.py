@@ -163,3 +163,43 @@ def test_serve_stops_within_seconds_while_a_task_runs_and_the_task_is_delivered_
     assert busy in serve.output and "web still busy" not in serve.output, serve.output
     # Not acknowledged: the broker delivers the task again once its lock expires (Q_RETRY_SECONDS).
     assert OrmQ.objects.count() == 1
+
+
+def _child(serve: Serve, command: str) -> psutil.Process:
+    """serve's direct child running `command` ("qcluster" or "uvicorn")."""
+    (child,) = [process for process in psutil.Process(serve.process.pid).children()
+                if command in " ".join(process.cmdline())]
+    return child
+
+
+def test_serve_restarts_a_child_that_dies_and_says_why(serve, tmp_path):
+    serve.wait_until_serving()
+    worker = _child(serve, "qcluster")
+    worker.kill()  # SIGKILL: out of memory, or an operator's mistake
+
+    deadline = time.monotonic() + 60
+    while "worker restarted" not in serve.output:
+        assert serve.process.poll() is None, serve.output  # serve itself goes on
+        assert time.monotonic() < deadline, serve.output
+        time.sleep(0.2)
+    assert f"worker (pid {worker.pid}) was killed by SIGKILL after running" in serve.output
+    assert "restarting it in 1 s" in serve.output
+    new_worker = _child(serve, "qcluster")
+    assert new_worker.pid != worker.pid
+
+    # The restarted worker runs tasks, and the web server answered throughout.
+    marker = tmp_path / "ran"
+    async_task("tests.core.test_serve.touch_then_sleep", str(marker), 0)
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline, serve.output
+        time.sleep(0.2)
+    assert httpx.get(f"http://127.0.0.1:{serve.port}/healthz", timeout=5).status_code == 200
+
+    web = _child(serve, "uvicorn")
+    web.kill()
+    deadline = time.monotonic() + 60
+    while not serve._answers_http() or "web restarted" not in serve.output:
+        assert time.monotonic() < deadline, serve.output
+        time.sleep(0.2)
+    assert f"web (pid {web.pid}) was killed by SIGKILL" in serve.output

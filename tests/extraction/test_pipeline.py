@@ -142,28 +142,6 @@ def test_store_extraction_config_is_validated(tenant_a, settings):
     assert reset["extraction_config"] == {"idle_seconds": 60} and reset["extraction_settings"]["extractor"] == "auto"
 
 
-def test_a_task_finding_its_job_running_checks_again_when_the_lease_ends(tenant_a, settings):
-    from datetime import timedelta
-
-    from django.utils import timezone
-    from django_q.models import Schedule
-
-    from apps.extraction.services import extraction_job_run
-
-    _say(tenant_a.client("write"), "I live in Oslo")
-    job = ExtractionJob.objects.get()
-    lease_end = timezone.now() + timedelta(seconds=30)
-    ExtractionJob.objects.filter(pk=job.pk).update(status="running", lease_expires_at=lease_end)
-    settings.EXTRACTION_RUN_INLINE = False
-    outcome = extraction_job_run(job_id=job.pk)
-    assert outcome.claimed is False
-    check = Schedule.objects.get(name__startswith=f"lease-{job.pk}")
-    assert check.func == "apps.extraction.tasks.run_extraction_job" and check.next_run > lease_end
-    ExtractionJob.objects.filter(pk=job.pk).update(status="succeeded", lease_expires_at=None)
-    assert extraction_job_run(job_id=job.pk).claimed is False
-    assert Schedule.objects.filter(name__startswith=f"lease-{job.pk}").count() == 1
-
-
 def test_sweep_extracts_idle_sessions_and_leaves_fresh_queued_jobs_alone(tenant_a, settings, configure_store):
     from datetime import timedelta
 

@@ -26,6 +26,7 @@ def context_for(store, data: dict) -> AssembledContext:
 
 class ContextApi(StoreScopedView):
     required_scopes = {"POST": READ}
+    throttle_scopes = {"POST": "searches"}
     body_serializers = {"POST": ContextInput}
 
     @extend_schema(

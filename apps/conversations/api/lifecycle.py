@@ -202,6 +202,7 @@ class SessionResumeApi(SessionScopedView):
 
 class SessionTerminateApi(SessionScopedView):
     required_scopes = {"POST": WRITE}
+    throttle_scopes = {"POST": "flushes"}
     body_serializers = {"POST": TerminateInput}
 
     @extend_schema(

@@ -1,7 +1,9 @@
 import threading
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from apps.core import metrics
 from apps.core.errors import ApplicationError, UpstreamError
 
 # Each dimension has its own partial HNSW index on the untyped `vector` column (see the
@@ -20,9 +22,28 @@ class Embedder(ABC):
         self.model = model
         self.dimension = dimension
 
-    @abstractmethod
     def embed(self, texts: list[str]) -> list[list[float]]:
         """One vector of `self.dimension` floats per text, in order."""
+        if not texts:
+            return []
+        if not metrics.enabled():
+            return self._embed(texts)
+        # Timed here, for every provider and every caller: searches, writes, extraction in the worker.
+        started = time.perf_counter()
+        try:
+            vectors = self._embed(texts)
+        except Exception:
+            with metrics.recording():
+                metrics.EMBEDDING_ERRORS.labels(provider=self.provider).inc()
+            raise
+        with metrics.recording():
+            metrics.EMBEDDING_DURATION.labels(provider=self.provider).observe(time.perf_counter() - started)
+            metrics.EMBEDDING_TEXTS.labels(provider=self.provider).inc(len(texts))
+        return vectors
+
+    @abstractmethod
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        """The provider's work behind embed(): `texts` is never empty."""
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text])[0]

@@ -18,7 +18,7 @@ class HashEmbedder(Embedder):
     word_weight = 1.0
     trigram_weight = 0.35
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def _embed(self, texts: list[str]) -> list[list[float]]:
         return [self._embed_one(text) for text in texts]
 
     def _embed_one(self, text: str) -> list[float]:

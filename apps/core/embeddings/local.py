@@ -39,9 +39,7 @@ class LocalEmbedder(Embedder):
                 self._model = _load_model()
         return self._model
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        if not texts:
-            return []
+    def _embed(self, texts: list[str]) -> list[list[float]]:
         return self._load().embed(texts)
 
 

@@ -33,7 +33,7 @@ class OpenAIEmbedder(Embedder):
         self.max_retries = settings.EMBEDDING_MAX_RETRIES
         self.backoff_seconds = 0.5
 
-    def embed(self, texts: list[str]) -> list[list[float]]:
+    def _embed(self, texts: list[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             vectors.extend(self._embed_batch(texts[start : start + self.batch_size]))

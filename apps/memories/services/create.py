@@ -14,6 +14,7 @@ from apps.core.identifiers import normalise_identifier
 from apps.memories.events import EventType, memory_event
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.normalise import content_hash
+from apps.memories.quotas import check_memory_quota
 from apps.memories.services.events import events_publish
 from apps.memories.services.revisions import memory_snapshot, revision_for
 
@@ -206,6 +207,7 @@ def _insert_memories(
         )
         for memory, (note_reason, note_context) in new_memories
     ]
+    check_memory_quota(store, adding=len(new_memories))
     copy_rows(Memory, [memory for memory, _ in new_memories], exclude=("search_vector",))
     copy_rows(MemoryRevision, revisions, exclude=("id",))
     events_publish([memory_event(EventType.MEMORY_CREATED, memory) for memory, _ in new_memories])

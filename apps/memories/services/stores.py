@@ -1,5 +1,7 @@
 """Create, change and delete memory stores."""
 
+import uuid
+
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
@@ -7,6 +9,7 @@ from apps.core.admin_log import admin_log_forget
 from apps.core.embeddings import resolve_embedding_config
 from apps.core.errors import ApplicationError, ConflictError
 from apps.memories.models import MemoryStore
+from apps.memories.quotas import check_store_quota
 from apps.memories.store_settings import store_settings_validate
 from apps.tenancy.models import Tenant
 
@@ -24,8 +27,10 @@ def store_create(
     max_content_length: int | None = None,
     extraction_config: dict | None = None,
     working_memory_config: dict | None = None,
+    store_id: uuid.UUID | None = None,
 ) -> MemoryStore:
-    """Create a memory store; its embedder is fixed from here on."""
+    """Create a memory store; its embedder is fixed from here on. `store_id`: an import recreating an exported
+    store keeps its id (and so its memories' ids: apps.portability)."""
     provider = embedding_provider or settings.MEMORYHUB_DEFAULT_EMBEDDER
     model, dimension = resolve_embedding_config(
         provider=provider, model=embedding_model, dimension=embedding_dimension
@@ -34,7 +39,9 @@ def store_create(
         raise ConflictError(f"A store named {name!r} already exists.", code="store_exists")
     try:
         with transaction.atomic():
+            check_store_quota(tenant)
             return MemoryStore.objects.create(
+                **({"id": store_id} if store_id else {}),
                 tenant=tenant,
                 name=name,
                 description=description,

@@ -220,6 +220,10 @@ def user_erase(store: str, user_id: str) -> Call[dict]:
     return Call("DELETE", _store(store, "users", user_id), _as_dict, retry=True)
 
 
+def user_export(store: str, user_id: str) -> Call[dict]:
+    return Call("GET", _store(store, "user-export", user_id), _as_dict)
+
+
 # --- Sessions and messages --------------------------------------------------------------------------
 
 

@@ -142,6 +142,11 @@ class Users(_Resource):
         """Forget a user: every memory, revision and session of theirs; returns the counts."""
         return await self._run(_api.user_erase(store, user_id))
 
+    async def export(self, store: str, user_id: str) -> dict:
+        """Everything the store holds about a user, as one JSON document (admin scope): memories with their history,
+        sessions with their messages and working state, extraction jobs, webhook deliveries."""
+        return await self._run(_api.user_export(store, user_id))
+
 
 class Sessions(_Resource):
     async def list(self, store: str, *, cursor: str | None = None, page_size: int | None = None,

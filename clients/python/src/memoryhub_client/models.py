@@ -91,7 +91,10 @@ class Store(Model):
 
 @dataclass(frozen=True)
 class ApiKeyInfo(Model):
-    """The calling API key: its tenant, scopes and the stores it may use (None: every store)."""
+    """The calling API key: its tenant, scopes and the stores it may use (None: every store); the limits in force
+    (`limits`: `requests_per_minute` by kind of request — reads, writes, searches, flushes —, `max_memories`,
+    `max_stores`, `max_request_bytes`; None: no limit) and what the tenant holds (`usage`: `memories`, `stores`).
+    A server older than these two leaves them empty."""
 
     name: str = ""
     prefix: str = ""
@@ -100,6 +103,8 @@ class ApiKeyInfo(Model):
     can_write: bool = False
     stores: list[str] | None = None
     created_at: datetime | None = None
+    limits: dict = field(default_factory=dict)
+    usage: dict = field(default_factory=dict)
     raw: dict = _raw()
 
     _parsers = _times("created_at")
