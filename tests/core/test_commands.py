@@ -13,7 +13,9 @@ def _env(path):
     return dict(line.removeprefix("export ").split("=", 1) for line in path.read_text().splitlines())
 
 
-def test_seed_demo_creates_everything_once_and_reuses_it(db, tmp_path):
+def test_seed_demo_creates_everything_once_and_reuses_it(db, tmp_path, monkeypatch):
+    monkeypatch.delenv("MEMORYHUB_HOST", raising=False)
+    monkeypatch.delenv("MEMORYHUB_PORT", raising=False)
     env_file = tmp_path / "demo.env"
     call_command("seed_demo", env_file=str(env_file), stdout=StringIO())
     first = _env(env_file)
@@ -36,6 +38,14 @@ def test_seed_demo_creates_everything_once_and_reuses_it(db, tmp_path):
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {first['MEMORYHUB_API_KEY']}")
     assert [s["name"] for s in client.get("/api/v1/stores").json()["results"]] == ["demo"]
     assert client.login(username=first["ADMIN_USERNAME"], password=first["ADMIN_PASSWORD"])
+
+
+def test_seed_demo_points_at_where_make_run_serves(db, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMORYHUB_HOST", "0.0.0.0")  # every interface: reached on this machine at 127.0.0.1
+    monkeypatch.setenv("MEMORYHUB_PORT", "8731")
+    env_file = tmp_path / "demo.env"
+    call_command("seed_demo", env_file=str(env_file), stdout=StringIO())
+    assert _env(env_file)["MEMORYHUB_URL"] == "http://127.0.0.1:8731"
 
 
 def test_create_api_key_command_prints_a_working_key(tenant_a):

@@ -1,3 +1,4 @@
+import os
 import secrets
 from pathlib import Path
 
@@ -42,7 +43,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--env-file", default=str(settings.DATA_DIR / "demo.env"))
-        parser.add_argument("--url", default="http://127.0.0.1:8000")
+        # Where `make run` serves (serve reads the same variables): the printed URLs and demo.env point there.
+        host = os.environ.get("MEMORYHUB_HOST", "127.0.0.1")
+        host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+        parser.add_argument("--url", default=f"http://{host}:{os.environ.get('MEMORYHUB_PORT', '8000')}")
 
     @transaction.atomic
     def handle(self, *args, env_file, url, **options):
