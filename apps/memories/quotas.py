@@ -3,8 +3,9 @@ and what the tenant uses of them.
 
 Every memory row counts, whatever its status: a deleted, rejected or superseded memory keeps its content, vector
 and history until it is removed for good (hard delete, erasing its user, deleting its store). Every way of adding
-memories goes through memory_bulk_create (API, MCP, admin, console, extraction, a session's episode), so the quota
-holds for all of them: past it, an extraction job fails and is retried like any other failure.
+memories goes through memory_bulk_create (API, MCP, admin, console, extraction, a session's episode) or, for
+import_store, checks here before its batch is written, so the quota holds for all of them: past it, an extraction
+job fails and is retried like any other failure, and an import stops with its earlier batches kept.
 """
 
 from dataclasses import dataclass

@@ -3,19 +3,8 @@ record (apps.portability.selectors), and tests/portability/test_user_export.py h
 
 from rest_framework import serializers
 
-
-class RevisionRecordOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    action = serializers.CharField()
-    changed_fields = serializers.ListField(child=serializers.CharField())
-    before = serializers.JSONField(allow_null=True)
-    after = serializers.JSONField(allow_null=True)
-    actor_type = serializers.CharField()
-    actor_id = serializers.CharField()
-    actor_label = serializers.CharField()
-    reason = serializers.CharField()
-    context = serializers.JSONField()
-    created_at = serializers.DateTimeField()
+from apps.conversations.serializers.working_state import TaskStateOutput
+from apps.memories.serializers import RevisionOutput
 
 
 class MemoryRecordOutput(serializers.Serializer):
@@ -39,7 +28,7 @@ class MemoryRecordOutput(serializers.Serializer):
     superseded_by = serializers.UUIDField(allow_null=True)
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
-    revisions = RevisionRecordOutput(many=True, help_text="The memory's history, oldest first.")
+    revisions = RevisionOutput(many=True, help_text="The memory's history, oldest first.")
 
 
 class WorkingMemoryRecordOutput(serializers.Serializer):
@@ -49,18 +38,6 @@ class WorkingMemoryRecordOutput(serializers.Serializer):
     expires_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
-
-
-class TaskStateRecordOutput(serializers.Serializer):
-    description = serializers.CharField()
-    current_step = serializers.IntegerField()
-    total_steps = serializers.IntegerField(allow_null=True)
-    progress = serializers.FloatField()
-    status = serializers.CharField()
-    metadata = serializers.JSONField()
-    started_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
-    finished_at = serializers.DateTimeField(allow_null=True)
 
 
 class ScratchpadRecordOutput(serializers.Serializer):
@@ -131,7 +108,7 @@ class SessionRecordOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
     working_memory = WorkingMemoryRecordOutput(many=True, help_text="Live keys (expired ones are no longer held).")
-    task_state = TaskStateRecordOutput(allow_null=True)
+    task_state = TaskStateOutput(allow_null=True)
     scratchpad = ScratchpadRecordOutput(many=True)
     checkpoints = CheckpointRecordOutput(many=True)
     events = SessionEventRecordOutput(many=True, help_text="The lifecycle log.")

@@ -36,6 +36,7 @@ from apps.core.bulk import copy_rows
 from apps.core.errors import ConflictError
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.normalise import content_hash
+from apps.memories.quotas import check_memory_quota
 from apps.memories.services import memory_snapshot, store_create
 from apps.memories.services.revisions import revision_for
 from apps.portability import records
@@ -234,6 +235,9 @@ class _Importer:
                                     "embedding": "carried" if self.carry else "computed"}},
             ))
         with transaction.atomic():
+            # An import adds memories like any writer: past the tenant's quota it stops, its earlier batches kept
+            # (a rerun once there is room goes on from there).
+            check_memory_quota(store, adding=len(new))
             copy_rows(Memory, [item.memory for item in new], exclude=("search_vector",), verbatim=TIMES)
             copy_rows(MemoryRevision, revisions, exclude=("id",))
         self.result.counts["memories"] += len(new)

@@ -192,6 +192,25 @@ def test_a_bad_field_names_its_line_and_writes_nothing_of_its_batch(rich_store, 
     assert Memory.objects.filter(store__tenant=tenant_b.tenant, store__name="copy").count() == 3
 
 
+def test_an_import_stops_at_the_tenants_memory_quota_and_goes_on_once_there_is_room(rich_store, tenant_b,
+                                                                                    monkeypatch):
+    monkeypatch.setitem(services.BATCH_SIZES, "memory", 2)
+    tenant = tenant_b.tenant
+    tenant.max_memories = 3
+    tenant.save(update_fields=["max_memories"])
+    text = export_text(rich_store)
+
+    with pytest.raises(CommandError, match="its quota is 3"):
+        import_text("globex", "copy", text)
+
+    copy = MemoryStore.objects.get(tenant=tenant, name="copy")
+    assert Memory.objects.filter(store=copy).count() == 2  # the first batch; the second would pass the quota
+    tenant.max_memories = None
+    tenant.save(update_fields=["max_memories"])
+    import_text("globex", "copy", text)
+    assert store_view(copy, imported=True) == store_view(rich_store)
+
+
 def test_a_file_cut_at_a_line_boundary_is_caught_by_the_header_counts(rich_store, tenant_b):
     lines = export_text(rich_store).splitlines()
     messages = _counts(rich_store)["messages"]

@@ -72,7 +72,7 @@ def test_the_document_has_exactly_the_fields_the_schema_declares(rich_store, ten
         (document["extraction_jobs"][0], serializers.ExtractionJobRecordOutput()),
         (document["webhook_deliveries"][0], serializers.WebhookDeliveryRecordOutput()),
         (session, serializers.SessionRecordOutput()),
-        (session["task_state"], serializers.TaskStateRecordOutput()),
+        (session["task_state"], serializers.TaskStateOutput()),
         (session["working_memory"][0], serializers.WorkingMemoryRecordOutput()),
         (session["scratchpad"][0], serializers.ScratchpadRecordOutput()),
         (session["checkpoints"][0], serializers.CheckpointRecordOutput()),
@@ -81,7 +81,7 @@ def test_the_document_has_exactly_the_fields_the_schema_declares(rich_store, ten
     ]
     for memory in document["memories"]:
         checks.append((memory, serializers.MemoryRecordOutput()))
-        checks.extend((revision, serializers.RevisionRecordOutput()) for revision in memory["revisions"])
+        checks.extend((revision, serializers.RevisionOutput()) for revision in memory["revisions"])
     for value, serializer in checks:
         assert set(value) == _declared(serializer), type(serializer).__name__
         for name, field in serializer.fields.items():
