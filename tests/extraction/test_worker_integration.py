@@ -244,7 +244,8 @@ def test_a_flush_after_the_worker_finished_reports_its_jobs_supersedes_included(
 
 @pytest.mark.slow
 def test_a_job_of_a_killed_worker_is_taken_over_after_its_lease_expires(tenant_a, qcluster, settings, configure_store):
-    # Only re-delivery may recover the job here: the periodic sweep is the fallback, not under test.
+    # Without the scheduled sweep: the restarted worker's lease sweep (every WORKER_HEARTBEAT_SECONDS) must recover
+    # the job once the dead run's lease has run out, long before q2 would deliver the task again.
     Schedule.objects.filter(name="extraction-sweep").delete()
     client = tenant_a.client("write")
     with FakeLLMServer(default=Reply.memories()) as server:
@@ -273,13 +274,13 @@ def test_a_job_of_a_killed_worker_is_taken_over_after_its_lease_expires(tenant_a
 
         qcluster.start(**_llm_env(server))
         wait_for(lambda: ExtractionJob.objects.get(pk=job.pk).status == "succeeded",
-                 timeout=30, what="the re-delivered task to take over the job", cluster=qcluster)
+                 timeout=30, what="the lease sweep to queue the job again", cluster=qcluster)
         wait_for(_all_jobs_done, timeout=20, what="the follow-up job for the new message", cluster=qcluster)
         requests = server.requests
 
     job.refresh_from_db()
     assert (job.status, job.attempts, job.from_seq, job.to_seq, job.added) == ("succeeded", 2, 0, 3, 2)
-    # The same q2 task, delivered again by the broker, did it (no sweep, no second enqueue).
+    # The task the lease sweep enqueued (job.q_task_id names the latest) ran it to success.
     rerun = wait_for(lambda: Task.objects.filter(id=job.q_task_id).first(), timeout=10, what="the task result")
     assert rerun.success and rerun.result.startswith("succeeded"), rerun.result
     # The re-run extracted the job's own range again, not the message that arrived meanwhile.
