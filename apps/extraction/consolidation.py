@@ -20,6 +20,7 @@ from apps.extraction.extractors.base import (
     covers,
     names_retracted_value,
     names_value,
+    replace_named_value,
     retracted_subjects,
 )
 from apps.extraction.redaction import (
@@ -203,6 +204,20 @@ class _LiveMemories:
                     take(memory, values)  # "her mobile number": out of a note that also holds her email
         return whole, cut
 
+    def naming_anywhere(self, values: list[str]) -> list[Memory]:
+        """The user's active memories, of any subject, that name one of `values`: read from the database, as the
+        batch's own set holds only what its candidates were expected to touch."""
+        named = Q()
+        for value in values:
+            named |= Q(content__contains=value)
+        found = []
+        for memory in _live_memories(self.store, self.user_id).filter(named).defer("embedding", "search_vector"):
+            memory = self.memories.get(memory.pk, memory)
+            memory.store = self.store
+            if any(names_value(memory.content, value) for value in values):
+                found.append(memory)
+        return found
+
     def naming(self, values: list[str]) -> list[Memory]:
         """Free-form memories that name one of `values` (an organisation or product the user has replaced)."""
         return [memory for memory in self.memories.values() if not (memory.metadata or {}).get("subject")
@@ -323,6 +338,7 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         needs_review = store.review_policy == MemoryStore.ReviewPolicy.REVIEW
         metadata = dict(candidate.metadata)
         metadata.pop("replaces_mentions", None)  # said in the revision's supersede, not a fact about the memory
+        metadata.pop("renamed", None)
         if candidate.subject:
             metadata["subject"] = candidate.subject
         if needs_review and replaced:
@@ -354,5 +370,45 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
             memory_supersede(old=old, new=result.memory, actor=actor, reason=f"new value {reason}", context=context)
             live.gone(old)
         counts.updated += 1
+        if candidate.metadata.get("renamed"):
+            counts.updated += _restate_renamed(
+                live, renamed=[old for old in replaced if old.metadata.get("value")], new=result.memory,
+                actor=actor, reason=reason, context=context, source=source,
+            )
     write_pending()
     return counts
+
+
+def _restate_renamed(live: _LiveMemories, *, renamed: list[Memory], new: Memory, actor: Actor, reason: str,
+                     context: dict, source: dict) -> int:
+    """"Our company is now called Nuvola Labs SAS": the same organisation under a new name, so the user's other
+    memories naming the old one ("The user is a CFO at Nuvola SAS") are restated with the new name, each
+    superseding the old wording, instead of staying current under a name that is gone. Returns how many."""
+    new_name = str(new.metadata.get("value") or "")
+    old_names = [str(memory.metadata["value"]) for memory in renamed if str(memory.metadata["value"]) != new_name]
+    if not new_name or not old_names:
+        return 0
+    restated = 0
+    for memory in live.naming_anywhere(old_names):
+        if memory.pk == new.pk:
+            continue
+        content = memory.content
+        for old_name in old_names:
+            content = replace_named_value(content, old_name, new_name)
+        if content == memory.content:
+            continue
+        metadata = {**memory.metadata, "renamed_from": old_names[0]}
+        item = MemoryInput(
+            user_id=memory.user_id, agent_id=memory.agent_id, session_id=memory.session_id, content=content,
+            memory_type=memory.memory_type, metadata=metadata, tags=list(memory.tags),
+            importance=memory.importance, confidence=memory.confidence, status=Memory.Status.ACTIVE,
+            source=memory.source, provenance={"sources": [*(memory.provenance or {}).get("sources", []), source]},
+        )
+        result = memory_create(store=live.store, item=item, actor=actor, context=context,
+                               reason=f"restated with the organisation's new name, {reason}")
+        memory_supersede(old=memory, new=result.memory, actor=actor, context=context,
+                         reason=f"the organisation was renamed, {reason}")
+        live.gone(memory)
+        live.added(result.memory)
+        restated += 1
+    return restated

@@ -574,6 +574,20 @@ def test_an_announcement_before_a_colon_does_not_hide_the_statement(text):
     assert (candidate.subject, candidate.content) == ("employer", "The user's company is Nuvola Labs SAS")
 
 
+@pytest.mark.parametrize(("text", "renamed"), [
+    ("Our firm is now called Marrow & Vale LLP.", True),
+    ("Our company has been renamed to Marrow & Vale LLP.", True),
+    ("Our practice is now named Marrow & Vale LLP.", True),
+    ("Our company is Marrow & Vale LLP.", False),
+    ("My employer is now Marrow & Vale LLP.", False),  # another employer, not a new name
+])
+def test_a_new_name_of_the_same_organisation_is_told_from_another_organisation(text, renamed):
+    [candidate] = extract(text)
+
+    assert candidate.subject == "employer" and candidate.metadata["value"] == "Marrow & Vale LLP"
+    assert candidate.metadata.get("renamed", False) is renamed
+
+
 @pytest.mark.parametrize(("text", "level"), [
     ("I'm a Gold member", "Gold"),
     ("We've reached Platinum status", "Platinum"),

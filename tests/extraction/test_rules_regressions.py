@@ -189,6 +189,31 @@ def test_a_stopped_tool_is_retracted_and_a_switch_supersedes(tenant_a):
     assert with_status("Xero", "deleted")
 
 
+def test_an_organisation_renamed_is_restated_under_its_new_name_in_the_users_other_memories(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("I'm the finance director at Corvid Analytics Ltd.")
+    [job] = active("finance director")
+    assert "Corvid Analytics Ltd" in job
+    chat.say("Our company has been renamed to Corvid Data Ltd after the merger.", session="chat-2")
+
+    assert not active("Corvid Analytics")
+    [restated] = active("finance director")
+    assert "Corvid Data Ltd" in restated
+    old = Memory.objects.get(content=job)
+    assert old.status == "superseded" and old.superseded_by.content == restated
+    assert old.superseded_by.metadata["renamed_from"] == "Corvid Analytics Ltd"
+    assert [revision.action for revision in old.superseded_by.revisions.order_by("created_at")] == ["create"]
+
+
+def test_a_new_employer_is_no_rename_of_the_old_one(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("I'm the finance director at Corvid Analytics Ltd.")
+    chat.say("My employer is now Pellucid Freight Ltd.", session="chat-2")
+
+    assert active("Pellucid Freight Ltd")
+    assert not [content for content in active("finance director") if "Pellucid" in content]
+
+
 def test_a_correction_applies_to_the_value_it_corrects(tenant_a):
     chat = Conversation(tenant_a.client("write"))
     chat.say("We need 5 seats on the Team plan.", "Sorry, actually it's 3 seats, not 5.")

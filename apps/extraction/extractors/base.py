@@ -65,11 +65,21 @@ def names_value(content: str, value: str) -> bool:
     """Whether `content` names the organisation or product `value` as the thing itself: a name ("Slack", "iPad"),
     a whole word, and not the first word of another name ("Amazon" in "works at Amazon", never in "the Amazon
     Locker" or "an Amazon gift card")."""
+    pattern = _named_value_pattern(value)
+    return pattern is not None and re.search(pattern, content) is not None
+
+
+def replace_named_value(content: str, value: str, replacement: str) -> str:
+    """`content` with each place that names `value` (as names_value reads it) saying `replacement` instead."""
+    pattern = _named_value_pattern(value)
+    return content if pattern is None else re.sub(pattern, lambda _: replacement, content)
+
+
+def _named_value_pattern(value: str) -> str | None:
     if not re.search(r"[A-Z]", value) or len(value) < 3:
-        return False
-    pattern = (rf"(?<![\w&-]){re.escape(value)}(?![\w&-])"
-               r"(?!\s+(?-i:[A-Z])|\s+(?:gift|voucher|card|locker|store|shop|pay|prime|account)\b)")
-    return re.search(pattern, content) is not None
+        return None
+    return (rf"(?<![\w&-]){re.escape(value)}(?![\w&-])"
+            r"(?!\s+(?-i:[A-Z])|\s+(?:gift|voucher|card|locker|store|shop|pay|prime|account)\b)")
 
 
 def names_retracted_value(retraction: "Candidate", content: str, subject: str | None) -> bool:

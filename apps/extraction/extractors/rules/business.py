@@ -25,8 +25,10 @@ _ORG_KINDS = ("firm|company|business|practice|agency|studio|organi[sz]ation|star
               "|café|clinic|charity|nonprofit|non-profit|employer|brand|law\\s+firm|company\\s+name|business\\s+name"
               "|partnership|consultancy|surgery|salon|bakery|hotel|school|office")
 _OUR_ORG = re.compile(rf"^(?:my|our)\s+(?:own\s+|little\s+|small\s+|family\s+)?(?P<kind>{_ORG_KINDS})(?:'s\s+name)?\s+"
-                      r"(?:is\s+(?:now\s+)?(?:called|named)|'s\s+(?:now\s+)?called|has\s+been\s+renamed(?:\s+to)?|is\s+now"
-                      r"|is|'s)\s+(?P<org>.+)$", re.I)
+                      r"(?P<link>is\s+(?:now\s+)?(?:called|named)|'s\s+(?:now\s+)?called|has\s+been\s+renamed(?:\s+to)?"
+                      r"|is\s+now|is|'s)\s+(?P<org>.+)$", re.I)
+# "our company is now called ...", "has been renamed ...": the same organisation under a new name, not a new employer.
+_RENAMED = re.compile(r"\bnow\s+(?:called|named)\b|\brenamed\b", re.I)
 _RUN_ORG = re.compile(rf"^{_WE}{ADV}\s+(?:run|own|manage|founded|co-founded|started|set\s+up)\s+(?:a|an|the|my|our)"
                       r"\s+(?P<what>[\w -]{1,40}?)\s+(?:called|named)\s+(?P<org>.+)$", re.I)
 # "I own Haddad & Sons Plumbing", "I run the kitchen at Bluefin Bistro": a named organisation, capitalised.
@@ -69,8 +71,11 @@ def _organisation(ctx: RuleContext, text: str) -> list[Candidate]:
         content = ctx.person.sentence(f"works at {org}")
     else:
         content = f"{ctx.person.possessive} {kind} is {org}"
+    metadata = {"value": org, "kind": kind}
+    if match.re is _OUR_ORG and _RENAMED.search(match.group("link")):
+        metadata["renamed"] = True
     return [ctx.candidate(content, confidence=0.85, rule="business.organisation", subject="employer",
-                          tags=("identity", "work"), metadata={"value": org, "kind": kind})]
+                          tags=("identity", "work"), metadata=metadata)]
 
 
 # --- Plan or tier -------------------------------------------------------------------------------------
