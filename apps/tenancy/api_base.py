@@ -14,12 +14,11 @@ from rest_framework.views import APIView
 
 from apps.core.actors import Actor
 from apps.core.api import QuerySerializer, refuse_body, refuse_unknown_fields, refuse_unknown_parameters, validated
-from apps.core.errors import PayloadTooLargeError
 from apps.core.fields import find_unstorable_text
 from apps.core.identifiers import normalise_identifier
 from apps.core.pagination import ApiCursorPagination
 from apps.tenancy import services as tenancy_services
-from apps.tenancy.limits import tenant_limits
+from apps.tenancy.limits import refuse_oversized_body, tenant_limits
 from apps.tenancy.throttling import ApiKeyRateThrottle, FailedAuthenticationThrottle
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -130,15 +129,9 @@ class ApiView(APIView):
                 raise throttle.refusal()
 
     def _refuse_oversized_body(self, request) -> None:
-        limit = tenant_limits(request.auth.tenant).max_request_bytes
-        if limit >= settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        if tenant_limits(request.auth.tenant).max_request_bytes >= settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
             return  # Django refuses a larger body on its own (RequestDataTooBig)
-        size = len(request._request.body)
-        if size > limit:
-            raise PayloadTooLargeError(
-                f"The request body is {size} bytes; this tenant's limit is {limit}.",
-                code="request_too_large", details={"limit": limit, "size": size},
-            )
+        refuse_oversized_body(request.auth.tenant, len(request._request.body))
 
     def _declared_method(self) -> str:
         return "GET" if self.request.method == "HEAD" else self.request.method

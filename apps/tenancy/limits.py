@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from apps.core.errors import PayloadTooLargeError
 from apps.tenancy.models import Tenant
 
 # The kinds of API request counted separately, with the Tenant field and the setting of each one's rate.
@@ -48,3 +49,13 @@ def tenant_limits(tenant: Tenant) -> TenantLimits:
         max_stores=_in_force(tenant.max_stores, settings.MEMORYHUB_MAX_STORES),
         max_request_bytes=min(own_bytes or server_bytes, server_bytes),
     )
+
+
+def refuse_oversized_body(tenant: Tenant, size: int) -> None:
+    """PayloadTooLargeError (413 request_too_large) for a request body of `size` bytes past the tenant's limit."""
+    limit = tenant_limits(tenant).max_request_bytes
+    if size > limit:
+        raise PayloadTooLargeError(
+            f"The request body is {size} bytes; this tenant's limit is {limit}.",
+            code="request_too_large", details={"limit": limit, "size": size},
+        )

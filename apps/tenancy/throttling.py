@@ -2,10 +2,10 @@
 the tenant's rates (apps.tenancy.limits), and requests without a valid key per client address.
 
 Counters live in the "shared" cache (settings.CACHES: an unlogged table of the database, or Redis), so every web
-process counts against the same limit. Each counter is one small value per key and kind of request for the current
-minute of the clock, read and written once per request; a refusal does not count, and says how long until the
-minute ends (Retry-After). Like DRF's own throttles, the read and the write are two steps: concurrent requests of
-one key can each read the same count, so a burst may pass a few requests past the limit, never many fewer.
+process counts against the same limit. Each counter is one number per key, kind of request and minute of the clock,
+incremented atomically once per request (apps.core.cache.count_up: unlike DRF's own throttles, a read and then a
+write, concurrent requests of one key cannot each see the same count and pass the limit together). A request past
+the limit is refused and says how long until the minute ends (Retry-After).
 """
 
 import math
@@ -15,6 +15,7 @@ from django.core.cache import caches
 from rest_framework import exceptions
 from rest_framework.throttling import SimpleRateThrottle
 
+from apps.core.cache import count_up
 from apps.tenancy.limits import tenant_limits
 
 WINDOW_SECONDS = 60
@@ -38,7 +39,7 @@ class _MinuteCounter(SimpleRateThrottle):
     The rate is not DRF's per-scope setting but the request's own (its tenant's), so the throttle has no rate
     until it sees the request."""
 
-    cache_format = "throttle:%(scope)s:%(ident)s"
+    cache_format = "throttle:%(scope)s:%(ident)s:%(minute)s"
 
     def __init__(self):
         self.limit: int | None = None
@@ -49,19 +50,17 @@ class _MinuteCounter(SimpleRateThrottle):
         return caches[CACHE_ALIAS]
 
     def count(self, scope: str, ident, limit: int) -> bool:
-        """Count one request against `limit` for this minute; False (not counted) when the limit is reached."""
+        """Count one request against `limit` for this minute; False when it is past the limit."""
         self.scope, self.limit = scope, limit
         now = self.timer()
         minute = int(now // WINDOW_SECONDS)
         ends = (minute + 1) * WINDOW_SECONDS
-        key = self.cache_format % {"scope": scope, "ident": ident}
-        counted_minute, used = self.cache.get(key) or (minute, 0)
-        if counted_minute != minute:
-            used = 0
-        if used >= limit:
+        key = self.cache_format % {"scope": scope, "ident": ident, "minute": minute}
+        # A second past the minute's end, so the counter cannot expire between its creation and its increment.
+        used = count_up(self.cache, key, timeout=math.ceil(ends - now) + 1)
+        if used > limit:
             self.remaining_seconds = ends - now
             return False
-        self.cache.set(key, (minute, used + 1), timeout=math.ceil(ends - now))
         return True
 
     def wait(self) -> float | None:
@@ -72,11 +71,13 @@ class ApiKeyRateThrottle(_MinuteCounter):
     """Requests per minute of one API key, per kind of request (the view's throttle_scope), at its tenant's rate."""
 
     def allow_request(self, request, view) -> bool:
-        if request.auth is None or not settings.MEMORYHUB_THROTTLE:
+        return request.auth is None or self.allow_key(request.auth, view.throttle_scope(request))
+
+    def allow_key(self, api_key, scope: str) -> bool:
+        if not settings.MEMORYHUB_THROTTLE:
             return True
-        scope = view.throttle_scope(request)
-        limit = tenant_limits(request.auth.tenant).requests_per_minute[scope]
-        return limit is None or self.count(scope, request.auth.pk, limit)
+        limit = tenant_limits(api_key.tenant).requests_per_minute[scope]
+        return limit is None or self.count(scope, api_key.pk, limit)
 
     def refusal(self) -> RateLimited:
         return RateLimited(
@@ -100,3 +101,11 @@ class FailedAuthenticationThrottle(_MinuteCounter):
             f"Too many requests without a valid API key from your address: the limit is {self.limit} a minute.",
             scope=FAILED_AUTHENTICATION, limit=self.limit, wait=self.remaining_seconds,
         )
+
+
+def api_key_rate_check(api_key, scope: str) -> None:
+    """Count one request of `api_key` of kind `scope` made outside the API's views (the MCP tools, which are the same
+    operations); RateLimited past the key's limit, as the API's views refuse it."""
+    throttle = ApiKeyRateThrottle()
+    if not throttle.allow_key(api_key, scope):
+        raise throttle.refusal()

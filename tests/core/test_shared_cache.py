@@ -1,6 +1,7 @@
 """The shared cache without Redis (apps.core.cache.PostgresCache): Django's database cache whose set is one upsert,
 in the unlogged table a migration creates."""
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -60,3 +61,33 @@ def test_a_set_that_expires_at_once_is_not_found(db, timeout):
     cache = caches["shared"]
     cache.set("gone", 1, timeout=timeout)
     assert cache.get("gone") is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_counts_each_see_their_own_number(db):
+    cache = caches["shared"]
+    barrier = threading.Barrier(8)
+    seen = []
+
+    def count():
+        try:
+            barrier.wait()
+            seen.extend(cache_module.count_up(cache, "requests", timeout=60) for _ in range(10))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=count) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(seen) == list(range(1, 81))  # a get-then-set counter loses increments here
+
+
+def test_a_counter_starts_again_once_it_has_expired(db):
+    cache = caches["shared"]
+    start = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+    with time_machine.travel(start, tick=False) as clock:
+        assert [cache_module.count_up(cache, "window", timeout=10) for _ in range(3)] == [1, 2, 3]
+        clock.move_to(start + timedelta(seconds=11))  # expired, its row not culled yet
+        assert cache_module.count_up(cache, "window", timeout=10) == 1

@@ -25,6 +25,7 @@ from apps.mcp_server.schemas import object_schema
 from apps.memories import selectors as memory_selectors
 from apps.memories.models import MemoryStore
 from apps.tenancy.models import ApiKey
+from apps.tenancy.throttling import api_key_rate_check
 
 
 class StoreArguments(serializers.Serializer):
@@ -63,6 +64,7 @@ class Tool:
     description: str
     run: Callable[[ToolCall], dict]
     arguments: type[serializers.Serializer]
+    throttle_scope: str  # the kind of request its REST operation counts as (apps.tenancy.throttling)
     body: type[serializers.Serializer] | None = None
     read_only: bool = False
     destructive: bool = False
@@ -95,6 +97,7 @@ class Tool:
         api_key = request.api_key
         if not api_key.has_scope(self.scope):
             raise scope_missing(self.scope)
+        api_key_rate_check(api_key, self.throttle_scope)
         unknown = unknown_fields(self._merged, raw_arguments)
         if unknown:
             raise serializers.ValidationError(unknown)
@@ -127,15 +130,18 @@ def tool(
     read_only: bool = False,
     destructive: bool = False,
     idempotent: bool = False,
+    throttle_scope: str | None = None,
 ):
-    """Declare the decorated function a tool, named after it; apps.mcp_server.server serves every one."""
+    """Declare the decorated function a tool, named after it; apps.mcp_server.server serves every one. Each call
+    counts against the key's rate of `throttle_scope` requests: by default reads for a read scope, else writes."""
 
     def declare(run: Callable[[ToolCall], dict]) -> Callable[[ToolCall], dict]:
         shared = set(arguments().fields) & set(body().fields) if body else set()
         if shared:  # one key would be validated by both serializers and reach the tool only in one
             raise ImproperlyConfigured(f"{run.__name__}: both arguments and body declare {sorted(shared)}.")
         TOOLS.append(Tool(name=run.__name__, scope=scope, description=description, run=run, arguments=arguments,
-                          body=body, read_only=read_only, destructive=destructive, idempotent=idempotent))
+                          throttle_scope=throttle_scope or ("reads" if scope == "read" else "writes"), body=body,
+                          read_only=read_only, destructive=destructive, idempotent=idempotent))
         return run
 
     return declare

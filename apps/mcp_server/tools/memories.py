@@ -177,6 +177,7 @@ def add_memory(call: ToolCall) -> dict:
 
 
 @tool(
+    throttle_scope="searches",
     scope=READ, body=SearchMemoriesInput, read_only=True, idempotent=True,
     description="Search what is remembered, best match first: by meaning and by keywords (mode hybrid, the "
                 "default; or vector, keyword). Use it before answering anything that may depend on what you know "

@@ -65,6 +65,7 @@ def _session(call: ToolCall):
 
 
 @tool(
+    throttle_scope="searches",
     scope=READ, body=ContextInput, read_only=True, idempotent=True,
     description="Get everything you should know before answering `query`, as one block to put in your prompt: "
                 "the user's most relevant facts, preferences, episodes and procedures and, with session_id, that "
