@@ -170,7 +170,8 @@ _job_leases = LeaseKeeper(
 
 
 def _claim(job_id) -> ExtractionJob | None:
-    """Take the job if it is queued and due, or running under an expired lease; None if someone else has it."""
+    """Take the job if it is queued and due, or running under an expired lease with attempts left (one at its last
+    attempt is the lease sweep's to fail); None if someone else has it."""
     now = timezone.now()
     with connection.cursor() as cursor:
         cursor.execute(
@@ -180,7 +181,7 @@ def _claim(job_id) -> ExtractionJob | None:
                    lease_expires_at = %(lease)s, updated_at = %(now)s
              WHERE id = %(id)s
                AND ((status = 'queued' AND (run_after IS NULL OR run_after <= %(now)s))
-                    OR (status = 'running' AND lease_expires_at < %(now)s))
+                    OR (status = 'running' AND lease_expires_at < %(now)s AND attempts < max_attempts))
             RETURNING id
             """,
             {"now": now, "lease": now + _lease(), "id": job_id},
@@ -288,10 +289,15 @@ def _run_claimed(job: ExtractionJob) -> JobOutcome:
     except ExtractorNotReady as exc:
         # A configuration problem, not a passing failure: retrying cannot help, and a traceback says less.
         logger.warning("Extraction job %s failed: %s", job.pk, exc)
-        return JobOutcome(job=_record_failure(job=job, error=exc, started=started, retry=False), claimed=True)
+        return _failed(_record_failure(job=job, error=exc, started=started, retry=False))
     except Exception as exc:  # noqa: BLE001 - every failure is recorded on the job and retried
         logger.warning("Extraction job %s failed (attempt %s): %s", job.pk, job.attempts, exc, exc_info=True)
-        return JobOutcome(job=_record_failure(job=job, error=exc, started=started), claimed=True)
+        return _failed(_record_failure(job=job, error=exc, started=started))
+
+
+def _failed(job: ExtractionJob | None) -> JobOutcome:
+    # None: the run had lost the job to another; that run's outcome is its own to report (and to count).
+    return JobOutcome(job=job, claimed=job is not None)
 
 
 class ExtractorNotReady(Exception):
@@ -307,7 +313,11 @@ _FAILURE_FIELDS = ["error", "lease_expires_at", "duration_ms", "status", "run_af
                    "fallback_reason", "updated_at"]
 
 
-def _record_failure(*, job: ExtractionJob, error: Exception, started: float, retry: bool = True) -> ExtractionJob:
+def _record_failure(
+    *, job: ExtractionJob, error: Exception, started: float, retry: bool = True
+) -> ExtractionJob | None:
+    """Record the run's failure (queued again with backoff, or failed for good); None when the run no longer holds
+    the job (its lease ran out and another run, or the sweep, took it), which is then left as it is."""
     now = timezone.now()
     job.error = f"{error.__class__.__name__}: {error}"[:4000]
     job.lease_expires_at = None
@@ -327,8 +337,7 @@ def _record_failure(*, job: ExtractionJob, error: Exception, started: float, ret
         pk=job.pk, status=ExtractionJob.Status.RUNNING, attempts=job.attempts
     ).update(**{name: getattr(job, name) for name in _FAILURE_FIELDS})
     if not still_ours:
-        job.refresh_from_db()
-        return job
+        return None
     if retry:
         _schedule_retry(job)
     else:
@@ -389,7 +398,7 @@ def extraction_job_retry(*, job: ExtractionJob) -> ExtractionJob:
             raise ConflictError("This session already has an extraction job in progress.", code="job_in_progress")
         locked.status = ExtractionJob.Status.QUEUED
         locked.attempts = 0
-        locked.run_after = None
+        locked.run_after = timezone.now()  # due now, and waiting since now (the queue's lag)
         locked.finished_at = None
         locked.trigger = ExtractionJob.Trigger.RETRY
         if locked.fallback_reason:  # the rules ran instead of the model: a fresh set of attempts asks the model
@@ -420,7 +429,8 @@ def extraction_jobs_revive() -> dict:
                 logger.warning("Extraction job %s failed: %s", job.pk, job.error)
                 events_publish([_job_event(EventType.JOB_FAILED, job, job.session)])
                 failed += 1
-        elif still_expired.update(status=ExtractionJob.Status.QUEUED, run_after=None, lease_expires_at=None,
+        # run_after: it waits for a worker from now on (the queue's lag, /readyz), not since it was created.
+        elif still_expired.update(status=ExtractionJob.Status.QUEUED, run_after=now, lease_expires_at=None,
                                   error="Its worker stopped without finishing it; queued again.", updated_at=now):
             logger.warning("Extraction job %s: its worker stopped during attempt %s; queued again.",
                            job.pk, job.attempts)
