@@ -37,4 +37,4 @@ urlpatterns = [
 ]
 
 handler404 = "apps.core.errors.json_not_found"
-handler500 = "apps.core.errors.json_server_error"
+handler500 = "apps.core.health.server_error"

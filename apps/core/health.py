@@ -8,6 +8,7 @@ above adds its own in its AppConfig.ready (extraction adds the queue lag), as Dj
 import logging
 import os
 import socket
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -25,7 +26,7 @@ from django.views.decorators.cache import never_cache
 from psycopg_pool import PoolTimeout
 
 from apps.core.background import start_periodic_in_cluster_worker
-from apps.core.errors import error_body
+from apps.core.errors import error_body, json_server_error
 from apps.core.models import WorkerHeartbeat
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,16 @@ def database_unavailable_response() -> JsonResponse:
     )
     response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
     return response
+
+
+def server_error(request) -> JsonResponse:
+    """handler500: Django calls it inside the except block of any request's unhandled exception, including one
+    raised by a middleware after the view (a session saved at the end of an admin page), which
+    DatabaseUnavailableMiddleware never sees: the database being unreachable is a 503 there too."""
+    exception = sys.exc_info()[1]
+    if exception is not None and is_database_unavailable(exception):
+        return database_unavailable_response()
+    return json_server_error(request)
 
 
 class DatabaseUnavailableMiddleware:

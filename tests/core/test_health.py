@@ -9,10 +9,12 @@ import threading
 import uuid
 from datetime import timedelta
 
+import django.db
 import httpx
 import psycopg
 import pytest
 from django.conf import settings as django_settings
+from django.test import Client
 from django.utils import timezone
 from psycopg import sql
 from rest_framework.test import APIClient
@@ -137,6 +139,29 @@ def test_a_heartbeat_is_one_row_per_worker_process_and_old_ones_are_forgotten():
     assert row.started_at == started and row.seen_at > started
 
 
+class _DatabaseGoneAfterTheView:
+    """A middleware whose own database work fails after the view answered (as a session saved at the end of an
+    admin page would): Django turns that into its 500, which no process_exception sees."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        self.get_response(request)
+        error = django.db.OperationalError("could not save the session")
+        error.__cause__ = psycopg.OperationalError("connection failed: Connection refused")
+        raise error
+
+
+def test_a_database_failure_outside_the_view_is_a_503_too(db, settings):
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, f"{__name__}._DatabaseGoneAfterTheView"]
+
+    response = Client(raise_request_exception=False).get("/healthz")
+
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert response.json()["error"]["code"] == "database_unavailable"
+
+
 def test_only_errors_of_reaching_the_database_count_as_unavailable():
     from django.db import DataError, IntegrityError, InterfaceError, OperationalError
     from psycopg_pool import PoolTimeout
@@ -212,7 +237,9 @@ def test_a_worker_busy_too_long_makes_the_queue_fail_readiness_until_it_catches_
 
             wait_for(lambda: _http_readyz(server.base_url)[0] == 200, timeout=40,
                      what="the worker to catch up", cluster=worker)
-            assert not ExtractionJob.objects.exclude(status="succeeded").exists()
+            # Ready again once the waiting job has started (its lag is over), not necessarily finished.
+            wait_for(lambda: not ExtractionJob.objects.exclude(status="succeeded").exists(), timeout=30,
+                     what="both jobs to succeed", cluster=worker)
 
 
 @pytest.mark.slow
