@@ -23,7 +23,8 @@ api_v1 = [
         name="redoc",
     ),
     # Last: an unknown API path is a JSON 404 in development too (handler404 applies only when DEBUG is off).
-    re_path(r"^.*$", json_not_found, name="api-not-found"),
+    # Not ".": a path may hold a newline (%0A), which "." does not match.
+    re_path(r"^[\s\S]*$", json_not_found, name="api-not-found"),
 ]
 
 urlpatterns = [

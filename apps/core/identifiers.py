@@ -29,9 +29,9 @@ class IdentifierConverter:
 
 
 class IdentifierPathConverter(IdentifierConverter):
-    """The last part of a URL path holding an id that may contain "/"."""
+    """The last part of a URL path holding an id that may contain "/" (or a newline: ids are any text)."""
 
-    regex = ".+"
+    regex = r"[\s\S]+"
 
 
 class IdentifierFormField(forms.CharField):

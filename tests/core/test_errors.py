@@ -172,7 +172,9 @@ def test_bad_cursor_is_a_json_400_and_bad_page_size_falls_back_to_the_default(te
 def test_unknown_api_paths_are_json_404_even_in_debug(tenant_a, settings):
     settings.DEBUG = True
     client = tenant_a.client("read")
-    for url in ("/api/v1/nothing-here", "/api/v1/stores/main/memories/not-a-uuid/history/extra"):
+    # A newline too: "." in a URL pattern stops at one, and Django's HTML 404 page answered instead.
+    for url in ("/api/v1/nothing-here", "/api/v1/stores/main/memories/not-a-uuid/history/extra",
+                "/api/v1/nothing\nhere", "/api/v1/stores/main/users/"):
         response = client.get(url)
         assert response.status_code == 404 and response["Content-Type"] == "application/json"
         assert response.json()["error"]["code"] == "not_found"
@@ -181,6 +183,12 @@ def test_unknown_api_paths_are_json_404_even_in_debug(tenant_a, settings):
 def test_users_with_slashes_in_their_id_can_be_erased(tenant_a, add_memory):
     add_memory(tenant_a.store, "Team Alice likes tea", user_id="team/alice")
     response = tenant_a.client("admin").delete("/api/v1/stores/main/users/team/alice")
+    assert response.status_code == 200 and response.json()["memories"] == 1
+
+
+def test_users_with_a_newline_in_their_id_can_be_erased(tenant_a, add_memory):
+    add_memory(tenant_a.store, "Alice likes tea", user_id="alice\nsmith")
+    response = tenant_a.client("admin").delete("/api/v1/stores/main/users/alice%0Asmith")
     assert response.status_code == 200 and response.json()["memories"] == 1
 
 
