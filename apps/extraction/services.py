@@ -21,7 +21,7 @@ from apps.extraction.models import ExtractionJob
 from apps.extraction.selectors import related_memories
 from apps.memories.events import Event, EventType
 from apps.memories.models import MemoryStore
-from apps.memories.services.events import events_publish
+from apps.memories.services.events import events_collected, events_publish
 from apps.memories.store_settings import extraction_settings_for, extractor_problem, resolve_extractor
 
 logger = logging.getLogger(__name__)
@@ -189,7 +189,7 @@ def _claim(job_id) -> ExtractionJob | None:
         claimed = cursor.fetchone()
     if not claimed:
         return None
-    return ExtractionJob.objects.select_related("store", "session").get(pk=job_id)
+    return ExtractionJob.objects.select_related("store__tenant", "session").get(pk=job_id)
 
 
 @dataclass(frozen=True)
@@ -247,7 +247,7 @@ def _run_claimed(job: ExtractionJob) -> JobOutcome:
                                job.pk, exc)
                 job.extractor, job.fallback_reason = "rules", f"{exc.__class__.__name__}: {exc}"[:4000]
                 candidates = get_extractor("rules").extract(messages=messages, existing=existing, user_name=user_name)
-        with transaction.atomic():
+        with transaction.atomic(), events_collected():
             locked = Session.objects.select_for_update().get(pk=session.pk)
             locked.store = job.store
             # Results commit only while this run holds the job: its lease may have run out (the database was out

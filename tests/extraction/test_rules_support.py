@@ -933,3 +933,110 @@ def test_the_best_way_to_reach_the_user_with_its_number_is_that_phone():
     [phone] = phones(extract("best is whatsapp on +353 87 214 5590."))
 
     assert (phone.subject, phone.content) == ("phone:whatsapp", "The user's WhatsApp number is +353 87 214 5590")
+
+
+@pytest.mark.parametrize(("readback", "subject", "value"), [
+    ("Thanks, one moment. I have you at 9 Orchard Rise, Chester.", "address", "9 Orchard Rise, Chester"),
+    ("We've got your mobile as 07700 900 318.", "phone", "07700 900 318"),
+    ("Our records show your email as t.ngata@example.org.", "email", "t.ngata@example.org"),
+])
+def test_the_agents_reading_of_a_detail_on_file_is_the_customers_value(readback, subject, value):
+    candidates = conversation(("user", "I need to update my details."), ("assistant", readback))
+
+    read = [candidate for candidate in candidates if value in candidate.content]
+    assert len(read) == 1 and read[0].subject.split(":")[0] == subject
+    assert read[0].metadata.get("restated_by_agent") and read[0].confidence < 0.9
+
+
+@pytest.mark.parametrize("answer", ["it's 41 Wharf Street, Chester CH1 2AB", "New place is 41 Wharf Street, Chester.",
+                                    "the new flat's at 41 Wharf Street"])
+def test_a_new_address_after_the_agents_reading_replaces_the_one_read(answer):
+    candidates = conversation(
+        ("user", "hi, we're moving house next month"),
+        ("assistant", "Congratulations! I have you at 9 Orchard Rise, Chester. What's the new address?"),
+        ("user", answer),
+    )
+
+    addresses = [candidate for candidate in candidates if (candidate.subject or "").startswith("address")]
+    assert ["9 Orchard Rise" in addresses[0].content, "41 Wharf Street" in addresses[-1].content] == [True, True]
+    assert addresses[0].subject == addresses[-1].subject  # one subject: the new one supersedes the old
+
+
+@pytest.mark.parametrize("sentence", [
+    "I have you down for the 3pm slot on Friday.",
+    "I have you at the top of the waiting list.",
+    "I see your order as shipped.",
+    "We have your mobile as the main contact.",
+])
+def test_what_is_not_a_detail_on_file_is_not_read_as_one(sentence):
+    candidates = conversation(("user", "hello"), ("assistant", sentence))
+
+    assert not [candidate for candidate in candidates if (candidate.subject or "").startswith(("address", "phone", "email"))]
+
+
+@pytest.mark.parametrize(("said", "asked", "subject"), [
+    ("oh and I have asthma, in case the trainer needs to know", "can you take the asthma thing off my profile?",
+     "health:asthma"),
+    ("I have a Pixel 8 at the moment", "please delete the Pixel 8 details", "device:phone"),
+])
+def test_a_fact_named_by_one_word_and_thing_can_be_forgotten(said, asked, subject):
+    candidates = conversation(("user", said), ("user", asked))
+
+    assert [(candidate.action, candidate.subject) for candidate in candidates] == [("delete", subject)]
+
+
+def test_a_word_no_statement_gives_a_subject_forgets_nothing():
+    candidates = conversation(("user", "I live in Leeds"), ("user", "please delete the weather thing."))
+
+    assert [candidate.action for candidate in candidates] == ["add"]
+
+
+@pytest.mark.parametrize("sentence", [
+    "I've changed provider, please use mo.new@example.net from now on, the old one is closing.",
+    "Going forward, please use mo.new@example.net.",
+    "switch it to mo.new@example.net instead",
+])
+def test_an_address_to_use_from_now_on_is_the_users_own(sentence):
+    candidates = conversation(("user", "my email is mo@old.example.org"), ("user", sentence))
+
+    emails = [candidate for candidate in candidates if candidate.subject == "email"]
+    assert [email.metadata["value"] for email in emails] == ["mo@old.example.org", "mo.new@example.net"]
+
+
+def test_an_address_for_one_purpose_is_not_the_users_own():
+    candidates = conversation(("user", "please use billing@firm.example for the invoices."))
+
+    assert not [candidate for candidate in candidates if candidate.subject == "email"]
+
+
+def test_a_name_mentioned_beside_the_agents_question_is_not_asked_for():
+    candidates = conversation(
+        ("user", "My name is Ana Ruiz. Can my employer pay for the annual plan?"),
+        ("assistant", "Yes, I can issue an invoice in the company's name. Where should it go?"),
+        ("user", "Send it to ap@employer.example please, attention Tomas Berg."),
+    )
+
+    assert [candidate.content for candidate in candidates if candidate.subject == "name"] == [
+        "The user's name is Ana Ruiz"]
+
+
+@pytest.mark.parametrize(("asked", "reply", "plan"), [
+    ("I'd like to move from Monthly Basic to the Annual Plus plan.", "Done! I've switched you to Annual Plus.",
+     "Annual Plus"),
+    ("can I change to the Evening membership?", "Welcome back! I've upgraded you to Evening from today.", "Evening"),
+])
+def test_a_plan_change_asked_for_and_made_is_the_customers_plan(asked, reply, plan):
+    candidates = conversation(("user", asked), ("assistant", reply))
+
+    assert any(candidate.subject == "plan" and plan in candidate.content and candidate.action == "add"
+               for candidate in candidates)
+
+
+@pytest.mark.parametrize("reply", [
+    "Unfortunately I can't move you to Annual Plus while the trial runs.",
+    "Annual Plus is $240 a year. Shall I go ahead?",
+])
+def test_a_plan_change_asked_for_but_not_made_is_no_plan(reply):
+    candidates = conversation(("user", "I'd like to move to the Annual Plus plan."), ("assistant", reply))
+
+    assert not [candidate for candidate in candidates if candidate.subject == "plan"]

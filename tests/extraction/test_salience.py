@@ -172,16 +172,25 @@ def _unavailable(texts):
     raise EmbeddingError("not installed", code="embedder_unavailable", status_code=503)
 
 
+def _left_to_the_model(texts: list[str]) -> list[str]:
+    """Those of `texts` the lexical cascade does not decide on its own (which depends on the trained weights)."""
+    asked = []
+    SalienceScorer(embed=lambda unsure: asked.extend(unsure) or [[0.0] * 384 for _ in unsure]).score(texts)
+    return asked
+
+
 def test_without_the_local_model_the_lexical_scorer_decides_and_says_so_once(caplog, settings):
+    texts = ["we farm 300 acres of barley in Norfolk", "I'm so annoyed right now", "my sister looks after the dog",
+             "the van comes on Tuesdays", "I keep the receipts in a folder", "it was raining all week"]
+    assert _left_to_the_model(texts), "every clause was decided without the model: the fallback is not exercised"
     scorer = SalienceScorer(embed=_unavailable)
 
     with caplog.at_level(logging.WARNING, logger="apps.extraction.salience.scorer"):
-        first = scorer.score(["we farm 300 acres of barley in Norfolk", "I'm so annoyed right now"])
-        second = scorer.score(["we farm 300 acres of barley in Norfolk", "I'm so annoyed right now"])
+        first = scorer.score(texts)
+        second = scorer.score(texts)
 
     assert scorer.backend == "lexical"
-    assert first == second == SalienceScorer(embed=None).score(["we farm 300 acres of barley in Norfolk",
-                                                                   "I'm so annoyed right now"])
+    assert first == second == SalienceScorer(embed=None).score(texts)
     assert first[0] >= settings.EXTRACTION_SALIENCE_THRESHOLD > first[1]
     assert [record.message for record in caplog.records].count(caplog.records[0].message) == 1
     assert "lexical" in caplog.records[0].message

@@ -7,7 +7,8 @@ from datetime import timedelta
 
 import pytest
 import time_machine
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django_q.models import OrmQ
 
@@ -15,7 +16,7 @@ from apps.core.errors import ApplicationError, ConflictError
 from apps.memories.events import Event, EventType
 from apps.memories.models import Webhook, WebhookDelivery
 from apps.memories.services import memory_hard_delete
-from apps.memories.services.events import events_publish
+from apps.memories.services.events import events_collected, events_publish
 from apps.memories.services.webhooks import (
     webhook_create,
     webhook_deliveries_forget,
@@ -214,6 +215,40 @@ def test_a_rolled_back_change_leaves_no_delivery(tenant_a, receiver):
         raise RuntimeError("rolled back")
 
     assert not WebhookDelivery.objects.exists() and not OrmQ.objects.exists()
+
+
+def test_collected_events_are_published_together_when_the_block_ends(webhook, django_assert_num_queries):
+    with transaction.atomic():
+        with events_collected():
+            with django_assert_num_queries(0):
+                events_publish([store_event(webhook.store, content="first")])
+                with events_collected():  # nested: the outer block publishes
+                    events_publish([store_event(webhook.store, content="second")])
+                events_publish([store_event(webhook.store, content="third")])
+            assert not webhook.deliveries.exists()
+        assert webhook.deliveries.count() == 3
+
+    with pytest.raises(RuntimeError), transaction.atomic(), events_collected():
+        events_publish([store_event(webhook.store, content="rolled back")])
+        raise RuntimeError("nothing of this block is published")
+    assert webhook.deliveries.count() == 3
+
+
+def test_an_extraction_job_publishes_its_events_in_one_batch(tenant_a, receiver):
+    from apps.conversations.services.messages import MessageInput, messages_ingest
+    from apps.extraction.services import extraction_job_run
+    from apps.memories.services import stores
+
+    webhook = webhook_create(store=tenant_a.store, url=receiver.url)
+    stores.store_update(store=tenant_a.store, changes={"extraction_config": {"enabled": True, "every_n_turns": 1}})
+    result = messages_ingest(store=tenant_a.store, session_external_id="chat-1", user_id="alice", messages=[
+        MessageInput(role="user", content="My name is Alice Moreau. I live in Lyon and I work at Renault.")])
+    with CaptureQueriesContext(connection) as queries:
+        extraction_job_run(job_id=result.extraction_job.pk)
+
+    assert sum('FROM "memories_webhook"' in query["sql"] for query in queries.captured_queries) == 1
+    event_types = sorted(webhook.deliveries.values_list("event_type", flat=True))
+    assert event_types.count("memory.created") >= 3 and "extraction_job.finished" in event_types
 
 
 def test_each_delivery_records_whose_data_it_holds(webhook):

@@ -8,6 +8,8 @@ is written and retried by the worker).
 """
 
 import logging
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from channels_postgres.models import GroupChannel
 from channels_postgres.models import Message as LayerMessage
@@ -20,15 +22,38 @@ from apps.memories.services.webhooks import webhook_deliveries_schedule
 
 logger = logging.getLogger(__name__)
 
+_collecting: ContextVar[list[Event] | None] = ContextVar("collected_events", default=None)
+
 
 def events_publish(events: list[Event]) -> None:
     """Publish `events` of the current transaction: webhook deliveries are written in it (an outbox: they commit or
     roll back with the change, and the worker sends them after the commit); live listeners hear of them once it
-    commits (at once outside a transaction)."""
+    commits (at once outside a transaction). Inside `events_collected`, they wait for the end of that block."""
     events = [event for event in events if event is not None]
-    if events:
+    collected = _collecting.get()
+    if collected is not None:
+        collected.extend(events)
+    elif events:
         webhook_deliveries_schedule(events=events)
         transaction.on_commit(lambda: _send_live(events), robust=True)
+
+
+@contextmanager
+def events_collected():
+    """Publish the events of the services called in this block together when it ends without an error: one look
+    for the store's webhooks and one live message, instead of one per change (an extraction job makes several).
+    Use it inside the transaction, around services that publish last, once their writes are done (all of them do),
+    so that no event of a change rolled back to a savepoint is left in the batch."""
+    if _collecting.get() is not None:
+        yield  # the outer block publishes
+        return
+    collected: list[Event] = []
+    token = _collecting.set(collected)
+    try:
+        yield
+    finally:
+        _collecting.reset(token)
+    events_publish(collected)
 
 
 def _send_live(events: list[Event]) -> None:

@@ -443,7 +443,28 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
             if qualifier:
                 candidate.metadata["qualifier"] = qualifier
             return [candidate]
+        if vague := _VAGUE_TAIL.match(" ".join(match.group("noun").split())):
+            return _statement_forgotten(vague.group("topic"), ctx, clause_rules)
     return []  # "forget it", "delete my account": not a memory we can name
+
+
+# "take the asthma thing off my profile", "delete the gluten stuff": the fact a word stands for, found by reading it
+# in the statements that would have stored it ("I have asthma"); a word no such statement gives a subject is left.
+_VAGUE_TAIL = re.compile(r"^(?P<topic>[\w-]+(?:\s+[\w-]+)?)\s+(?:thing|stuff|bit|business|note|info|information|detail"
+                         r"|details|entry|part)$", re.I)
+_TOPIC_STATEMENTS = ("I have {}", "I use {}")
+
+
+def _statement_forgotten(topic: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
+    for template in _TOPIC_STATEMENTS:
+        text = template.format(topic)
+        stated = clause_rules(Clause(text=text, question=False, uncertain=False, hedged=False), ctx)
+        subjects_stated = [candidate.subject for candidate in stated if candidate.action == "add" and candidate.subject
+                           and not candidate.subject.startswith("identifier:")]
+        if subjects_stated:
+            return [_delete(ctx, subject, f"asked to forget that {rewrite_first_person(text, ctx.person, named=True)}",
+                            "retract.forget") for subject in subjects_stated]
+    return []
 
 
 _QUALIFIER_WORDS = frozenset(_QUALIFIERS.split("|"))

@@ -37,6 +37,10 @@ _REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+you|please)\b", re.I)
 _OWN_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}e-?mail\b|\be-?mail\s+me\b|\b(?:reach|contact)\s+me\b|\bit's\b"
                         r"|^e-?mail\b|\bwrite\s+(?:to\s+)?me\b", re.I)
 _MY_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}e-?mail\b", re.I)
+# "please use jo@new.com from now on", "going forward, use ...": the address to use for them, replacing the one before.
+_USE_FROM_NOW = r"(?:from\s+now\s+on|going\s+forward|from\s+today|in\s+(?:the\s+)?future|instead|for\s+everything)"
+_USE_ADDRESS = re.compile(rf"\b(?:use|switch\s+(?:it\s+)?to|change\s+(?:it\s+)?to)\s+(?P<email>\S+@\S+?)[\s,.]+{_USE_FROM_NOW}\b"
+                          rf"|\b{_USE_FROM_NOW}[\s,]+(?:please\s+)?use\s+(?P<email2>\S+@\S+?)[\s,.!]*$", re.I)
 # "... or in the work j.almeida@lusacargo.pt": the kind said just before an address without the word "email".
 _KIND_BEFORE = re.compile(r"\b(?P<kind>work|office|business|company|school|university|uni|personal|private|home)\b"
                           r"[^@,;]{0,12}$", re.I)
@@ -153,9 +157,10 @@ def _emails(text: str, ctx: RuleContext) -> list[Candidate]:
         if _PAST_WORDS.intersection(quals):
             continue  # "my old email was ..."
         kind = next((_EMAIL_KINDS[word] for word in quals if word in _EMAIL_KINDS), None)
-        if _OWN_EMAIL.search(text) or text.strip(" .") == email or _named_after(email, person.known):
+        to_use = any(email in (used.group("email") or used.group("email2") or "") for used in _USE_ADDRESS.finditer(ctx.sentence or text))
+        if _OWN_EMAIL.search(text) or text.strip(" .") == email or _named_after(email, person.known) or to_use:
             metadata = {"pii": True, "value": email, "kind": kind or "personal"}
-            if not (kind or _MY_EMAIL.search(text) or _CHANGED.search(ctx.sentence or text)):
+            if not (kind or _MY_EMAIL.search(text) or to_use or _CHANGED.search(ctx.sentence or text)):
                 metadata["unqualified"] = True  # "it's jo@x.com for the invoices": theirs, but not said to replace
             found.append(ctx.candidate(f"{person.possessive} {_EMAIL_LABELS[kind]} is {email}", confidence=0.95,
                                        rule="contact.email", subject=email_subject(kind), tags=("pii", "contact"),

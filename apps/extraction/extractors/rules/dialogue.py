@@ -35,7 +35,9 @@ _ASKS = re.compile(r"\?|\b(?:can|could|may)\s+I\s+(?:take|have|get|grab|ask\s+fo
                    r"|send|confirm|share|provide|let\s+me\s+know)\b|\bI(?:'ll|\s+will|\s+just)?\s+need\b", re.I)
 _NAME_ANSWER = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|of\s+course|certainly|hi|hello)[\s,.!-]+)*(?:it's\s+|it\s+is\s+"
                           r"|this\s+is\s+|I'm\s+|I\s+am\s+)?(?P<name>[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){1,5})\s*$")
-_ADDRESS_ANSWER = re.compile(r"^(?:(?:sure|yes|ok|okay|it's|it\s+is|the\s+new\s+one\s+is|new\s+address\s+is)[\s,:.!-]+)*"
+# "New place is 5 Station Mews, ...", "the new flat's at ...": the answer may name what the address is of.
+_ADDRESS_ANSWER = re.compile(r"^(?:(?:sure|yes|ok|okay|it's|it\s+is|(?:the\s+|our\s+|my\s+)?new\s+(?:one|address|place|home"
+                             r"|house|flat|apartment|office|premises)(?:\s+is|'s)(?:\s+at)?)[\s,:.!-]+)*"
                              r"(?P<address>(?:(?:flat|apt|apartment|unit|suite|house|level)\s+\w+,?\s+)?\d+[a-z]?,?\s+[^\W\d_]"
                              r"[^,;]*?(?:,\s*[^,;]+?){0,3})$", re.I)
 # "Sure, it's 07700 900123": what may stand before a bare phone number or email address.
@@ -111,10 +113,14 @@ def confirmed_statements(answer: str, confirmations: list[tuple[str, str, str]],
 
 
 def requested_slots(question: str | None) -> list[str]:
-    """The slots an agent message asks the customer for ("name", "email", "phone", "address")."""
+    """The slots an agent message asks the customer for ("name", "email", "phone", "address"). A name, which any
+    words can fill, only when a sentence that asks names it: "I can issue it in the company's name. Where should it
+    go?" asks for no name, and "attention Meera Pillai" in the answer is not the customer's."""
     if not question or not _ASKS.search(question):
         return []
-    return [slot for slot, pattern in _SLOT_QUESTIONS if pattern.search(question)]
+    asking = [sentence for sentence in re.split(r"(?<=[.!?])\s+|\n", question) if _ASKS.search(sentence)]
+    return [slot for slot, pattern in _SLOT_QUESTIONS
+            if any(pattern.search(sentence) for sentence in (asking if slot == "name" else [question]))]
 
 
 def slot_statements(answer: str, slots: list[str]) -> list[str]:
@@ -154,7 +160,8 @@ def _as_statement(slot: str, piece: str) -> str | None:
 
 
 # --- The agent speaking about the customer ---------------------------------------------------------------
-_AGENT_SELF = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|me|my|we|we're|we've|we'll|us|our)\b")
+# Capitalised too ("We've ...", "Our records ..."), but not "US": the country is no "us".
+_AGENT_SELF = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|[Mm]e|[Mm]y|[Ww]e|[Ww]e're|[Ww]e've|[Ww]e'll|us|[Oo]ur)\b")
 _SECOND_TO_FIRST = {
     "you're": "I'm", "you've": "I've", "you'll": "I'll", "you'd": "I'd", "you are": "I am", "you have": "I have",
     "you were": "I was", "your": "my", "yours": "mine", "yourself": "myself",
@@ -201,3 +208,80 @@ def agent_update_as_customer(sentence: str) -> str | None:
     if not match:
         return None
     return f"My {' '.join(match.group('thing').split())} is {match.group('value')}"
+
+
+# "I have you at 22 Alma Terrace, York.", "We've got your mobile as 07700 900 207.", "Our records show your email as
+# ...": the agent reads back what the account holds, the value in force until the customer gives another. Read as
+# the customer's "my address is ...", so that a new value said next replaces it rather than standing beside it.
+_READBACK_LEAD = r"^(?:(?:ok|okay|right|thanks|thank\s+you|great|perfect|so|and|currently|at\s+the\s+moment)[\s,.!:-]+)*"
+_ON_FILE = r"(?:\s+(?:on\s+(?:file|record|the\s+account|our\s+system)|in\s+our\s+(?:records|system)))?"
+_READBACK = re.compile(
+    _READBACK_LEAD + r"(?:(?:I|we)(?:'ve|\s+have)?\s+(?:still\s+|currently\s+)?(?:have|got|see|show)"
+    r"|(?:our|the)\s+(?:records?|system|account)\s+(?:still\s+)?(?:shows?|has|have|lists?))\s+"
+    rf"(?:you\s+(?:down\s+|registered\s+|listed\s+)?(?:at|as\s+living\s+at)\s+(?P<address>.+)"
+    rf"|your\s+(?P<thing>{_DETAIL}){_ON_FILE}\s+as\s+(?P<value>.+))$",
+    re.I,
+)
+
+
+def agent_readback_as_customer(sentence: str) -> str | None:
+    """The agent's reading of an address, phone number or email address on the account, in the customer's words
+    ("My address is 22 Alma Terrace, York"), or None when the sentence is no such reading or the value is not one."""
+    match = _READBACK.match(sentence.strip().rstrip(".!"))
+    if not match:
+        return None
+    if match.group("address") is not None:
+        address = address_value(match.group("address"))
+        return f"My address is {address}" if address else None
+    value = match.group("value").strip(" .,")
+    named = " ".join(match.group("thing").split())
+    if EMAIL.fullmatch(value):
+        return f"My {_label(named, 'email')} is {value}"
+    if PHONE.fullmatch(value) and 7 <= sum(char.isdigit() for char in value) <= 15:
+        return f"My {_label(named, 'phone')} is {value}"
+    if "address" in named.lower() and (address := address_value(value)):
+        return f"My {_label(named, 'address')} is {address}"
+    return None
+
+
+# "I'd like to move from Monthly Pro to the Annual Pro plan" / "Done, I've switched you to Annual Pro": a change the
+# customer asks for is a fact once the agent makes it. Asked alone, or refused, it is only a wish.
+_CHANGE_VERB = r"(?:move|switch|change|upgrade|downgrade|go|swap|transfer|put|convert)"
+_PLAN_NOUN = r"(?:plan|tier|package|subscription|membership|tariff|bundle|edition|licen[cs]e)"
+_PLAN_NAME = r"[\w+&.'-]+(?:\s+[\w+&.'-]+){0,3}?"
+_PLAN_CHANGE_ASKED = re.compile(
+    r"\b(?:I(?:'d|\s+would)\s+(?:like|love|prefer)\s+to|I\s+(?:want|need|wish)\s+to|(?:can|could|may)\s+(?:I|we)"
+    r"|(?:can|could|would|will)\s+you(?:\s+please)?|please|I'd\s+like\s+you\s+to)\s+(?:please\s+)?"
+    rf"{_CHANGE_VERB}\s+(?:me\s+|us\s+|(?:my|our)\s+(?:account|membership|subscription|plan)\s+)?(?:over\s+)?"
+    rf"(?:from\s+(?:the\s+|my\s+|our\s+)?(?P<old>{_PLAN_NAME})(?:\s+{_PLAN_NOUN})?\s+)?"
+    rf"(?:to|onto|on\s+to)\s+(?:the\s+|a\s+|an\s+)?(?P<new>{_PLAN_NAME})\s+(?P<noun>{_PLAN_NOUN})\b",
+    re.I,
+)
+_CHANGE_MADE = re.compile(
+    r"\b(?:I've|I\s+have|we've|we\s+have|I|we)\s+(?:now\s+|just\s+|also\s+)?(?:switched|moved|upgraded|downgraded|changed"
+    r"|put|transferred|converted)\s+(?:you|your\s+(?:account|membership|subscription|plan))\b"
+    r"|\b(?:you're|you\s+are)\s+now\s+on\b|^(?:done|all\s+done|all\s+set)\b",
+    re.I,
+)
+_CHANGE_REFUSED = re.compile(r"\b(?:can't|cannot|can\s+not|unable|not\s+able|unfortunately|isn't\s+(?:possible|available)"
+                             r"|not\s+(?:possible|available|eligible))\b", re.I)
+
+
+def plan_change_asked(text: str) -> tuple[str, str] | None:
+    """(the change as the customer's statement once made, the new plan's name) for a plan change asked in `text`."""
+    match = _PLAN_CHANGE_ASKED.search(text)
+    if not match:
+        return None
+    new, noun = match.group("new"), match.group("noun").lower()
+    if new.split()[0].lower() in ("same", "other", "another", "cheaper", "better", "next", "new", "different"):
+        return None  # "can I move to a cheaper plan?": no plan named
+    old = match.group("old")
+    change = f"from {old} {noun} to the {new} {noun}" if old else f"to the {new} {noun}"
+    return f"I've switched {change}", new
+
+
+def change_made(reply: str, new_value: str) -> bool:
+    """Whether the agent's `reply` says it made the change to `new_value` (named in it), not that it cannot."""
+    return (_CHANGE_MADE.search(reply) is not None and new_value.casefold() in reply.casefold()
+            and _CHANGE_REFUSED.search(reply) is None)
+

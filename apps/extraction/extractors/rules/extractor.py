@@ -21,10 +21,13 @@ from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.corrections import apply_corrections, correction, split_mid_correction
 from apps.extraction.extractors.rules.dates import with_resolved_date
 from apps.extraction.extractors.rules.dialogue import (
+    agent_readback_as_customer,
     agent_statement_as_customer,
     agent_update_as_customer,
+    change_made,
     confirmation_asked,
     confirmed_statements,
+    plan_change_asked,
     requested_slots,
     slot_statements,
 )
@@ -107,13 +110,14 @@ class RulesExtractor:
         parsed = []
         asked: list[str] = []
         confirming: list[tuple[str, str]] = []
-        for message in messages:
-            if not (message.role == "user" or message.role in AGENT_ROLES) or not (message.text or "").strip():
-                continue
+        said = [message for message in messages
+                if (message.role == "user" or message.role in AGENT_ROLES) and (message.text or "").strip()]
+        for index, message in enumerate(said):
             text = normalise_text(message.text)
             answers = slot_statements(text, asked) if message.role == "user" else []
             if message.role == "user":
                 answers += confirmed_statements(text, confirming, answers)
+                answers += _changes_made(text, said[index + 1] if index + 1 < len(said) else None)
             parsed.append(_parse(message, text, answers))
             asked = requested_slots(text) if message.role == "assistant" else []
             confirming = confirmation_asked(text) if message.role == "assistant" else []
@@ -144,6 +148,14 @@ class RulesExtractor:
             elif (score := next(scores)) >= threshold:
                 kept.append(item.candidate(score))
         return kept
+
+
+def _changes_made(text: str, reply: ConversationMessage | None) -> list[str]:
+    """The plan change the customer asks for in `text`, as their statement, when the agent's `reply` makes it."""
+    if reply is None or reply.role != "assistant" or (asked := plan_change_asked(text)) is None:
+        return []
+    statement, new_value = asked
+    return [statement] if change_made(normalise_text(reply.text), new_value) else []
 
 
 def _parse(message: ConversationMessage, text: str, answers: list[str] = ()) -> _Message:
@@ -226,7 +238,8 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
 
 def _restated(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
     """Facts in the agent's restatement about the customer ("Your address is now ..."), trusted a little less."""
-    if ctx.role != "assistant" or not (as_customer := agent_statement_as_customer(sentence.text, sentence.clauses)
+    if ctx.role != "assistant" or not (as_customer := agent_readback_as_customer(sentence.text)
+                                       or agent_statement_as_customer(sentence.text, sentence.clauses)
                                        or agent_update_as_customer(sentence.text)):
         return []
     found = []
