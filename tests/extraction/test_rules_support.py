@@ -1040,3 +1040,27 @@ def test_a_plan_change_asked_for_but_not_made_is_no_plan(reply):
     candidates = conversation(("user", "I'd like to move to the Annual Plus plan."), ("assistant", reply))
 
     assert not [candidate for candidate in candidates if candidate.subject == "plan"]
+
+
+@pytest.mark.parametrize(("text", "subject", "number"), [
+    ("There is also a landline in the house, 0118 496 0722, but I prefer the mobile.", "phone:home", "0118 496 0722"),
+    ("We have a landline too, 0118 496 0722.", "phone:home", "0118 496 0722"),
+    ("I've got a work phone as well: 020 7946 0011", "phone:work", "020 7946 0011"),
+])
+def test_a_phone_the_user_says_they_have_is_theirs(text, subject, number):
+    assert one(extract(text), subject).metadata["value"] == number
+
+
+@pytest.mark.parametrize(("said", "disposed"), [
+    ("My car is a 2019 Skoda Octavia.", "I sold the Octavia last month."),
+    ("We drive a Ford Transit van for the business.", "We scrapped the Ford Transit."),
+])
+def test_a_vehicle_is_kept_and_given_up_like_a_device(said, disposed):
+    candidates = conversation(("user", said), ("user", disposed))
+
+    assert [(candidate.action, candidate.subject) for candidate in candidates] == [
+        ("add", "device:vehicle"), ("delete", "device")]
+
+
+def test_a_pricing_scheme_is_a_plan():
+    assert one(extract("We're on Economy Seven pricing at the moment."), "plan").metadata["value"] == "Economy Seven"

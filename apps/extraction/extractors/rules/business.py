@@ -79,7 +79,7 @@ def _organisation(ctx: RuleContext, text: str) -> list[Candidate]:
 
 
 # --- Plan or tier -------------------------------------------------------------------------------------
-_PLAN_NOUNS = ("plan|tier|package|subscription|contract|bundle|membership|tariff|level|edition|licen[cs]e|account"
+_PLAN_NOUNS = ("plan|tier|package|subscription|contract|bundle|membership|tariff|pricing|level|edition|licen[cs]e|account"
                "|deal|option")
 _PLAN_PHRASE = rf"(?:the\s+|a\s+|an\s+|our\s+|my\s+|your\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+){{0,4}}?)\s+(?P<noun>{_PLAN_NOUNS})s?\b"
 _ON_PLAN = re.compile(rf"^{_WE}{_BE}?{ADV}\s+(?:on|subscribed\s+to|signed\s+up\s+(?:to|for))\s+{_PLAN_PHRASE}"
@@ -174,7 +174,8 @@ _USE = re.compile(rf"^{_WE}{ADV}\s+(?:use|'re\s+using|are\s+using|'m\s+using|am\
                   r"(?:\s+(?:now|these\s+days|at\s+work|every\s+day|daily))?$", re.I)
 _ON_PLATFORM = re.compile(rf"^I{_BE}{ADV}\s+on\s+(?:an?\s+)?(?P<tool>(?:android|iphone|ios|ipados|windows|mac|macos|linux"
                           r"|chromebook|chromeos|ipad)(?:\s+[\w.+-]+){0,2})$", re.I)
-_HAVE_DEVICE = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:have|got|own|bought|got|switched\s+to|moved\s+to)\s+(?:an?\s+|the\s+"
+_HAVE_DEVICE = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:have|got|own|bought|got|switched\s+to|moved\s+to|drive|ride"
+                          r"|lease)\s+(?:an?\s+|the\s+"
                           r"|two\s+|three\s+|my\s+)?(?:new\s+|old\s+|second-hand\s+|refurbished\s+)?(?P<device>.+)$", re.I)
 # "I threw the FRITZ!Box away", "we sold the old Canon printer": a named device the user no longer has.
 _DISPOSED = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:threw|thrown|sold|binned|scrapped|recycled|gave|given"

@@ -74,10 +74,14 @@ _OWN_PHONE = re.compile(
     rf"|phone)\b[\s,;:-]+(?:(?:it's|it\s+is|the\s+new\s+one\s+is|which\s+is)\s+)?(?:now\s+)?(?P<number6>{_PHONE_VALUE})"
     # "best is whatsapp on +353 87 214 5590": the best way to reach the user, and the number for it
     r"|^(?:the\s+)?best\s+(?:is|would\s+be|way\s+is|way\s+to\s+(?:reach|contact)\s+me\s+is)\s+(?:by\s+|on\s+|via\s+)?"
-    rf"(?P<noun7>whatsapp|mobile|cell|phone|text|sms|landline)\s*(?:on|at|:)\s*(?P<number7>{_PHONE_VALUE})",
+    rf"(?P<noun7>whatsapp|mobile|cell|phone|text|sms|landline)\s*(?:on|at|:)\s*(?P<number7>{_PHONE_VALUE})"
+    # "there is also a landline in the house, 0118 496 0253", "we've got a work phone too: ..."
+    r"|^(?:(?:and|also|oh)[\s,]+)*(?:there's|there\s+is|we\s+have|I\s+have|I've\s+got|we've\s+got|we\s+also\s+have"
+    r"|I\s+also\s+have)\s+(?:also\s+)?(?:a|an)\s+(?P<quals8>(?:(?:work|home|office|house|second|personal)\s+)?)"
+    rf"(?P<noun8>landline|mobile|phone|cell|fax|line)\b[^,:;\d]{{0,30}}[,:;-]\s*(?P<number8>{_PHONE_VALUE})",
     re.I,
 )
-_NUMBERS = ("number", "number2", "number3", "number4", "number5", "number6", "number7")
+_NUMBERS = ("number", "number2", "number3", "number4", "number5", "number6", "number7", "number8")
 # "number is ..." on its own is a phone number where the clause is about calling ("If you must call, number is ...");
 # a word before it names another kind of number ("loyalty number is ...", identifiers.py).
 _CALLING = re.compile(r"\b(?:call|ring|phone|text|reach|contact)\b", re.I)
@@ -201,9 +205,9 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
         digits = sum(char.isdigit() for char in number)
         if not 7 <= digits <= 15 or _ISO_DATE.fullmatch(number):
             continue
-        quals = (match.group("quals") or match.group("quals2") or "").lower().split()
+        quals = (match.group("quals") or match.group("quals2") or match.group("quals8") or "").lower().split()
         noun = " ".join((match.group("noun") or match.group("noun2") or match.group("noun6") or match.group("noun7")
-                         or "").lower().split())
+                         or match.group("noun8") or "").lower().split())
         noun = "mobile" if noun in ("text", "sms") else noun
         if _PAST_WORDS.intersection(quals):
             continue  # "my old number was ..."

@@ -170,6 +170,7 @@ DEVICE_KINDS = {
     **dict.fromkeys("thermostat".split(), "thermostat"),
     **dict.fromkeys("boiler heat-pump".split(), "boiler"),
     **dict.fromkeys("wheelchair".split(), "wheelchair"),
+    **dict.fromkeys("car van vehicle motorbike motorcycle scooter truck suv campervan motorhome".split(), "vehicle"),
 }
 
 # --- Support: the user's contacts, contact channels, addresses (support.py and the modules it uses) ------------
