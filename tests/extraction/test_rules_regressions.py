@@ -453,3 +453,22 @@ def test_leaving_an_employer_keeps_notes_that_name_another_thing_of_the_brand(te
 
     assert active("Amazon Locker")
     assert not active("works at Amazon")
+
+
+@pytest.mark.parametrize("role", ["user", "assistant"])
+def test_an_account_code_with_letters_is_not_a_phone_number(role):
+    text = ("My new account number is ELX-3302918." if role == "user" else "Your new account number is ELX-3302918.")
+    candidates = extract_one(text, role=role)
+
+    assert [candidate.subject for candidate in candidates] == ["identifier:account:ELX-3302918"]
+
+
+def test_a_weekday_picks_the_year_of_a_date_the_past_tense_would_push_back():
+    from datetime import date
+
+    from apps.extraction.extractors.rules.dates import find_dates
+
+    said_on = date(2026, 4, 14)
+    assert [m.day for m in find_dates("I've moved the check to Friday 24 April, 8am to 12pm", said_on)] == [
+        date(2026, 4, 24)]
+    assert [m.day for m in find_dates("I had it on Thursday 24 April", said_on)] == [date(2025, 4, 24)]

@@ -16,7 +16,8 @@ from apps.extraction.extractors.rules.subjects import CONTACT_CHANNEL, CONTACT_T
 from apps.extraction.extractors.rules.text import Clause, uncertain_in_itself
 
 EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
-_PHONE_VALUE = r"(?<![\w+(])(?:\+|\()?\d[\d\s().-]{5,18}\d(?!\w)"
+# Not the digits of a code that starts with letters ("ELX-3302918" is an account number).
+_PHONE_VALUE = r"(?<![\w+(])(?<!\w-)(?:\+|\()?\d[\d\s().-]{5,18}\d(?!\w)"
 PHONE = re.compile(_PHONE_VALUE)
 
 # --- The user's own email addresses and phone numbers ---------------------------------------------------

@@ -140,10 +140,10 @@ def _join_ranges(text: str, mentions: list[DateMention]) -> list[DateMention]:
         previous = joined[-1] if joined else None
         if (previous and previous.text.lower() in WEEKDAYS and mention.text.lower() not in WEEKDAYS
                 and _WEEKDAY_BEFORE_DATE.match(text[previous.end:mention.start])):
-            # "Thursday, March 6": one date, and the calendar date decides
+            # "Thursday, March 6": one date, and the calendar date decides; the weekday picks its year
+            day, end_day = _year_of_weekday(mention.day, mention.end_day, WEEKDAYS.index(previous.text.lower()))
             joined[-1] = DateMention(text=text[previous.start:mention.end], start=previous.start, end=mention.end,
-                                     past=mention.past, day=mention.day, end_day=mention.end_day,
-                                     precision=mention.precision)
+                                     past=mention.past, day=day, end_day=end_day, precision=mention.precision)
             continue
         if (previous and _JOIN_RANGE.match(text[previous.end:mention.start])
                 and _RANGE_OPENER.search(text[:previous.start])):
@@ -156,6 +156,24 @@ def _join_ranges(text: str, mentions: list[DateMention]) -> list[DateMention]:
             continue
         joined.append(mention)
     return joined
+
+
+def _year_of_weekday(day: date | None, end_day: date | None, weekday: int) -> tuple[date | None, date | None]:
+    """`day` moved to the year next to it in which it falls on `weekday`, when its own year's does not: "I've moved it
+    to Friday 24 April" said on 14 April 2026 is 2026's Friday, though the past tense first read it as 2025's."""
+    if day is None or day.weekday() == weekday:
+        return day, end_day
+    for year in (day.year + 1, day.year - 1):
+        try:
+            moved = day.replace(year=year)
+        except ValueError:  # 29 February
+            continue
+        if moved.weekday() == weekday:
+            try:
+                return moved, end_day.replace(year=end_day.year + year - day.year) if end_day else None
+            except ValueError:  # the range ends on 29 February
+                return day, end_day
+    return day, end_day
 
 
 def _number(word: str) -> int:
