@@ -472,3 +472,13 @@ def test_a_weekday_picks_the_year_of_a_date_the_past_tense_would_push_back():
     assert [m.day for m in find_dates("I've moved the check to Friday 24 April, 8am to 12pm", said_on)] == [
         date(2026, 4, 24)]
     assert [m.day for m in find_dates("I had it on Thursday 24 April", said_on)] == [date(2025, 4, 24)]
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("It's MA26 KCS. The others are already on your system.", []),
+    ("It's Ana Lopes here, I have a question about my bill.", ["The user's name is Ana Lopes"]),
+])
+def test_what_opens_with_its_is_a_name_only_when_it_is_made_of_letters(text, names):
+    candidates = extract_one(text)
+
+    assert [candidate.content for candidate in candidates if candidate.subject == "name"] == names

@@ -26,11 +26,12 @@ _NAME = re.compile(
 _CAP = r"[^\W\d_a-z][\w'-]*"
 _IM_NAME = re.compile(rf"^I(?:'m| am) (?P<value>{_CAP}(?: (?:{_CAP}|de|del|da|di|van|von|la|le|dos|das|bin|al)){{0,4}})"
                       r"(?P<rest>(?: here| from .*|,.*)?)$")
-_NAME_HERE = re.compile(rf"^(?P<value>{_CAP}(?: {_CAP}){{0,3}}) (?:here|speaking)(?:,\s*(?P<rest>.+))?$")
+_NAME_HERE = re.compile(rf"^(?:(?i:it's|it\s+is|this\s+is)\s+)?(?P<value>{_CAP}(?: {_CAP}){{0,3}}) (?:here|speaking)"
+                        r"(?:,\s*(?P<rest>.+))?$")
 _NAME_FIELD = re.compile(rf"(?:^|[,;]\s*|\band\s+)(?:(?:my|the)\s+)?(?:full\s+)?name(?:\s+is|\s*:|\s*-)?\s+"
                          rf"(?P<value>{_CAP}(?:\s+{_CAP}){{1,4}})\s*$")
 _APPOSITIVE = re.compile(r"^,\s+(?P<role>(?:an?|the)\s+.+?)(?:\s+from\s+(?P<place>.+))?$", re.I)
-_NAME_WORD = re.compile(r"[^\W\d_][\w'.-]*")
+_NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['.-])*")  # letters: "MA26 KCS" is a number plate, not a name
 _NAME_FILLERS = frozenset("actually really just simply now".split())
 _LOWER_NAME = re.compile(r"^I(?:'m| am) (?P<value>[a-z][a-z'-]+(?: [a-z][a-z'-]+){1,4})$")
 _NOT_NAME_ENDINGS = ("ing", "ed", "ly", "ful", "less", "ous", "ive", "able", "ible", "ant", "ent", "ic", "ary", "ory",
@@ -85,7 +86,7 @@ def stated_name(text: str, *, opening: bool, lowercase: bool = False) -> tuple[s
 
 
 _OPENING_NAME = re.compile(
-    r"^(?:(?:it's|this\s+is)\s+)?(?P<value>(?!I(?:'\w+)?\b)[^\W\d_a-z][\w'.-]+(?:\s+(?:[^\W\d_a-z][\w'.-]+|"
+    r"^(?:(?i:it's|this\s+is)\s+)?(?P<value>(?!I(?:'\w+)?\b)[^\W\d_a-z][\w'.-]+(?:\s+(?:[^\W\d_a-z][\w'.-]+|"
     + "|".join(sorted(NAME_PARTICLES)) + r")){1,4})"
     r"(?:\s+(?:again|here|speaking))?(?:\s*,\s*(?P<rest>.+)|\s+(?P<from>from|of|at)\s+(?P<org>[A-Z].+))?$")
 
