@@ -1064,3 +1064,18 @@ def test_a_vehicle_is_kept_and_given_up_like_a_device(said, disposed):
 
 def test_a_pricing_scheme_is_a_plan():
     assert one(extract("We're on Economy Seven pricing at the moment."), "plan").metadata["value"] == "Economy Seven"
+
+
+def test_a_whole_number_correcting_its_last_digits_replaces_the_number_not_the_digits():
+    candidates = conversation(("user", "My son Tariq helps me, his mobile is 07700 900 426."),
+                              ("user", "Sorry, it is 07700 900 462, not 426."))
+
+    assert len(candidates) == 1 and candidates[0].content.endswith("07700 900 462)")
+    assert "426" not in candidates[0].content and candidates[0].metadata["corrected"]
+
+
+def test_a_correction_whose_apology_is_in_the_sentence_before_applies():
+    candidates = conversation(("user", "My son Tariq helps me, his mobile is 07700 900 426."),
+                              ("user", "I copied his number wrongly. It is 07700 900 462, not 426. Friday is fine."))
+
+    assert "07700 900 462" in candidates[0].content and "426" not in candidates[0].content

@@ -209,6 +209,7 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
     found: list[Candidate | PendingStatement] = []
     opening = True
     contact = None  # the contact the user last named in this message, for "his number is ..."
+    admitted_error = False  # the user's sentence before said something was wrong: "X, not Y" next corrects it
     for line in item.lines:
         labelled = key_value_line(line.text, base)
         if labelled is not None:
@@ -222,7 +223,9 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
                 if (resolved := with_pronouns_resolved(sentence.text, contact)) != sentence.text:
                     sentence = _Sentence(text=resolved, clauses=split_clauses(resolved))
                 contact = mentioned_contact(sentence.text) or contact
-                stated = _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text))
+                stated = _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text),
+                                        after_admitted_error=admitted_error)
+                admitted_error = bool(_ADMITS_ERROR.search(sentence.text))
                 found += stated + contacts_named_in_passing(sentence.text, ctx, stated)
             else:
                 restated = _restated(sentence, ctx)
@@ -252,8 +255,14 @@ def _restated(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
     return found
 
 
-def _user_sentence(sentence: _Sentence, ctx: RuleContext) -> list[Candidate | PendingStatement]:
-    if (fix := correction(sentence.text, ctx)) is not None:
+# "I copied Imran's number wrongly. It is 07700 900 462, not 426.": the apology is in the sentence before.
+_ADMITS_ERROR = re.compile(r"\b(?:wrong(?:ly)?|incorrect(?:ly)?|by\s+mistake|a\s+mistake|my\s+mistake|typo|mis(?:typed"
+                           r"|spelt|spelled|read|heard|wrote)|mixed\s+(?:it\s+|them\s+)?up)\b", re.I)
+
+
+def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_error: bool = False,
+                   ) -> list[Candidate | PendingStatement]:
+    if (fix := correction(f"Sorry, {sentence.text}" if after_admitted_error else sentence.text, ctx)) is not None:
         return [fix]
     if mid := split_mid_correction(sentence.text):  # "send them to a@x.com, no sorry, it's b@x.com"
         before, old_value, new_value = mid
