@@ -1079,3 +1079,26 @@ def test_a_correction_whose_apology_is_in_the_sentence_before_applies():
                               ("user", "I copied his number wrongly. It is 07700 900 462, not 426. Friday is fine."))
 
     assert "07700 900 462" in candidates[0].content and "426" not in candidates[0].content
+
+
+def test_a_booking_the_agent_moves_takes_the_subject_of_the_booking_it_moves():
+    candidates = conversation(
+        ("user", "Can you book the boiler service for me?"),
+        ("assistant", "Booked: boiler service for Wednesday 13 May, 8am to 12pm."),
+        ("user", "Oh no, I can't do Wednesday. Could it be Friday instead?"),
+        ("assistant", "No problem, I've moved the boiler service to Friday 15 May, 8am to 12pm."),
+    )
+
+    booked = [candidate for candidate in candidates if (candidate.subject or "").startswith("booking:")]
+    assert [candidate.subject for candidate in booked] == ["booking:boiler service:2026-05-13"] * 2
+    assert "15 May" in booked[1].content
+
+
+def test_two_bookings_of_one_kind_on_different_days_stand_side_by_side():
+    candidates = conversation(
+        ("assistant", "Booked: physio session for Monday 11 May at 9am."),
+        ("assistant", "Booked: physio session for Monday 18 May at 9am."),
+    )
+
+    assert sorted(candidate.subject for candidate in candidates) == [
+        "booking:physio session:2026-05-11", "booking:physio session:2026-05-18"]

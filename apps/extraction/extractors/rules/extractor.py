@@ -130,6 +130,7 @@ class RulesExtractor:
         candidates = _without_mentions_of_own_emails(_merge_duplicates(apply_corrections(candidates, existing)))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
         candidates = _another_number_is_not_a_change(candidates, existing)
+        _key_bookings(candidates, existing)
         return _honour_forgets(_pin_retractions(candidates, existing), existing)
 
     def _kept_statements(self, found: list[Candidate | PendingStatement]) -> list[Candidate]:
@@ -539,3 +540,40 @@ def _pin_retractions(candidates: list[Candidate], existing: list[ExistingMemory]
                          and str(earlier.metadata.get("value", "")).casefold() != value.casefold()), len(result))
         result.insert(position, candidate)
     return result
+
+
+# "Booked for the user: gas safety check for Wednesday 22 April" / later "The assistant moved the gas safety check to
+# Friday 24 April": a booking is keyed by what is booked and its date, so a second booking of the same kind on another
+# day stands beside the first, and a move takes the subject of the booking it moves, which it then supersedes.
+_BOOKED_THING = re.compile(r"^Booked for [^:]+:\s+(?:(?:the|a|an|your|their)\s+)?(?P<thing>[^,;]+?)\s+(?:for|on|at|with|in"
+                           r"|from|every|starting)\b", re.I)
+_MOVED_THING = re.compile(r"^(?:The assistant|Support)(?:\s+\w+)?\s+(?:moved|rescheduled|pushed\s+back|brought\s+forward)"
+                          r"\s+(?:the user's\s+|their\s+|the\s+|[\w' -]+?'s\s+)?(?P<thing>[^,;]+?)\s+(?:to|there|until|from"
+                          r"|for|on)\b", re.I)
+_BOOKING_KEY_STOPS = frozenset("with at in for on from by to every starting".split())
+
+
+def _booking_key(thing: str) -> str | None:
+    words = []
+    for word in re.findall(r"[\w'-]+", thing.casefold()):
+        if word in _BOOKING_KEY_STOPS or len(words) == 3:
+            break
+        words.append(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+    return " ".join(words) if words and words[0] not in ("it", "that", "this", "them", "one") else None
+
+
+def _key_bookings(candidates: list[Candidate], existing: list[ExistingMemory]) -> None:
+    known = [memory.subject for memory in existing if (memory.subject or "").startswith("booking:")]
+    for candidate in candidates:
+        if candidate.action != "add" or candidate.subject:
+            continue
+        moved = _MOVED_THING.match(candidate.content)
+        booked = None if moved else _BOOKED_THING.match(candidate.content)
+        key = _booking_key((moved or booked).group("thing")) if moved or booked else None
+        if key is None:
+            continue
+        prefix = f"booking:{key}:"
+        before = next((subject for subject in reversed(known) if subject.startswith(prefix)), None)
+        candidate.subject = before if moved and before else f"{prefix}{candidate.metadata.get('date', 'undated')}"
+        known.append(candidate.subject)
+
