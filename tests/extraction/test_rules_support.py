@@ -1102,3 +1102,13 @@ def test_two_bookings_of_one_kind_on_different_days_stand_side_by_side():
 
     assert sorted(candidate.subject for candidate in candidates) == [
         "booking:physio session:2026-05-11", "booking:physio session:2026-05-18"]
+
+
+@pytest.mark.parametrize(("first", "then", "content"), [
+    ("We run 8 vans, all electric.", "so please make the contract for 9 vans, not 8.", "The user runs 9 vans, all electric"),
+    ("We have 3 kids.", "I need 2 tickets, not 3.", "The user has 3 kids"),
+])
+def test_a_count_corrected_in_passing_applies_only_to_the_same_thing(first, then, content):
+    candidates = conversation(("user", first), ("user", then))
+
+    assert [candidate.content for candidate in candidates] == [content]

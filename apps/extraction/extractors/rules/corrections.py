@@ -81,15 +81,23 @@ def split_mid_correction(text: str) -> tuple[str, str, str] | None:
     return None
 
 
+# "please make the contract for 9 vans, not 8": a count corrected in passing, without an apology; it applies only to
+# a fact that holds the old count of the same thing ("8 vans").
+_COUNT_NOT = re.compile(r"\b(?P<new>(?P<count>\d{1,6})\s+(?P<unit>[^\W\d_]{3,20})),?\s+not\s+(?P<old>\d{1,6})(?![\w.,]*\d)",
+                        re.I)
+
+
 def correction(text: str, ctx: RuleContext) -> Candidate | None:
     """A marker candidate for a correction sentence; `apply_corrections` consumes it."""
     text = text.strip().rstrip(" .!")
     match = (_CORRECTION.match(text) or _NOT_BUT.match(text) or _NOT_THEN.match(text) or _BARE_VALUE.match(text)
-             or _WRONG.search(text))
+             or _WRONG.search(text) or _COUNT_NOT.search(text))
     if not match:
         return None
     new = _ARTICLE.sub("", match.group("new").strip())
     old = _ARTICLE.sub("", (match.group("old") or "").strip())
+    if match.re is _COUNT_NOT:
+        old = f"{old} {match.group('unit')}"
     if not new or len(new.split()) > 6 or len(old.split()) > 6:
         return None
     marker = ctx.candidate(new, confidence=0.0, rule="correction")
