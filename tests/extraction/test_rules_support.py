@@ -1112,3 +1112,16 @@ def test_a_count_corrected_in_passing_applies_only_to_the_same_thing(first, then
     candidates = conversation(("user", first), ("user", then))
 
     assert [candidate.content for candidate in candidates] == [content]
+
+
+@pytest.mark.parametrize(("text", "address"), [
+    ("I have just bought a house at 7 Heron Close, Newbury RG14 1QD.", "7 Heron Close, Newbury RG14 1QD"),
+    ("We're moving to 22 Mill Gate, Thatcham RG19 4LS on the 28th.", "22 Mill Gate, Thatcham RG19 4LS"),
+    ("We have sold the house at Heron Close and are moving to 22 Mill Gate, Thatcham.", "22 Mill Gate, Thatcham"),
+])
+def test_a_home_bought_or_moved_to_is_the_home_address(text, address):
+    assert one(extract(text), "address:home").metadata["value"] == address
+
+
+def test_moving_to_a_town_is_no_address():
+    assert not [c for c in extract("I'm moving to Portland for work next month.") if (c.subject or "").startswith("address")]
