@@ -1125,3 +1125,11 @@ def test_a_home_bought_or_moved_to_is_the_home_address(text, address):
 
 def test_moving_to_a_town_is_no_address():
     assert not [c for c in extract("I'm moving to Portland for work next month.") if (c.subject or "").startswith("address")]
+
+
+@pytest.mark.parametrize("text", [
+    "my broadband has been down since Saturday night, the light on the router just flashes red",
+    "My parcel was due on Monday 4 May.",
+])
+def test_a_state_since_a_day_gone_or_a_day_gone_is_no_plan(text):
+    assert not [c for c in extract(text, created_at=datetime(2026, 5, 6, 10, tzinfo=UTC)) if "plan" in c.tags]

@@ -61,7 +61,8 @@ def _plans(ctx: RuleContext, text: str) -> list[Candidate]:
                 text = f"{text[:start]}my{text[start + 3:]}"
     if not confidence:
         return []
-    dates = [mention for mention in find_dates(text, ctx.reference) if not mention.past]
+    dates = [mention for mention in find_dates(text, ctx.reference) if not mention.past and not _since(text, mention)
+             and not _day_gone(mention, ctx.reference)]
     moving = _MOVING.match(statement)
     if not dates and not moving:
         return []
@@ -72,6 +73,18 @@ def _plans(ctx: RuleContext, text: str) -> list[Candidate]:
         confidence = 0.65
     return [ctx.candidate(rewrite_first_person(text, ctx.person), memory_type="episode", confidence=confidence,
                           rule="plan", tags=("plan",), metadata=metadata)]
+
+
+def _since(text: str, mention) -> bool:
+    """"down since Saturday night": the date an ongoing state began, not something to come."""
+    return re.search(r"\b(?:since|from)\s+(?:last\s+|this\s+)?$", text[:mention.start], re.I) is not None and \
+        not re.search(r"\b(?:until|till|to)\b", text[mention.end:], re.I)
+
+
+def _day_gone(mention, reference) -> bool:
+    """A day before the message's own: "my broadband was down on Monday" reports, it plans nothing."""
+    return reference is not None and mention.precision == "day" and mention.day is not None and (
+        mention.end_day or mention.day) < reference
 
 
 # --- Support outcomes the user reports ("I got my refund") ----------------------------------------------
