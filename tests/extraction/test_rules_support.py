@@ -1133,3 +1133,30 @@ def test_moving_to_a_town_is_no_address():
 ])
 def test_a_state_since_a_day_gone_or_a_day_gone_is_no_plan(text):
     assert not [c for c in extract(text, created_at=datetime(2026, 5, 6, 10, tzinfo=UTC)) if "plan" in c.tags]
+
+
+def test_a_date_answering_date_of_birth_and_address_is_the_birthday_not_the_address():
+    candidates = conversation(
+        ("assistant", "For security, can you confirm your date of birth and the address on the account?"),
+        ("user", "14 March 1989, 36 Rimu Street, Hamilton 3204"),
+    )
+
+    assert one(candidates, "birthday").content == "The user's date of birth is 14 March 1989"
+    assert one(candidates, "address:home").metadata["value"] == "36 Rimu Street"
+
+
+def test_what_the_user_asks_not_to_be_kept_is_forgotten():
+    candidates = conversation(("user", "My date of birth is 14 March 1989."),
+                              ("user", "I only gave my birthday for the ID check, can you not keep that on file please"))
+
+    assert [(c.action, c.subject) for c in candidates] == [("delete", "birthday")]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), [
+    ("I have also removed your date of birth from our records.", [("delete", "birthday")]),
+    ("I've removed your late fee.", [("add", None)]),
+])
+def test_a_detail_the_agent_removed_is_retracted(sentence, expected):
+    candidates = conversation(("assistant", sentence))
+
+    assert [(c.action, c.subject) for c in candidates] == expected

@@ -157,7 +157,7 @@ _TAKES_AWAY = re.compile(r"\b(?:forget|delete[ds]?|remove[ds]?|erase[ds]?|wipe[d
                          r"|ditch(?:ed)?|drop(?:ped)?|clear(?:ed)?\s+out|get\s+rid\s+of|(?:take|taken|get|got|strike|struck"
                          r"|cross|crossed)\s+(?:[\w'-]+\s+){0,5}?off)\b", re.I)
 _NOT_KEPT = re.compile(r"\b(?:don't|do\s+not|no\s+need\s+to|not\s+need\s+to|stop|no\s+longer\s+want\s+you\s+to"
-                       r"|don't\s+want\s+you\s+to)\s+(?:\w+\s+){0,2}?(?:keep|keeping|store|storing|hold|holding|save|saving"
+                       r"|don't\s+want\s+you\s+to|(?:can|could|would|will)\s+you\s+(?:please\s+)?not|please\s+not)\s+(?:\w+\s+){0,2}?(?:keep|keeping|store|storing|hold|holding|save|saving"
                        r"|retain|retaining|record|recording|have)\b|\bdon't\s+want\s+(?:my|our)\b[^.]*\bon\s+(?:your|the)"
                        r"\s+(?:records?|file|system)\b", re.I)
 _OWN_DOING = re.compile(r"^(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|already\s+)?(?:deleted|removed|erased|cleared|dropped"

@@ -22,6 +22,8 @@ _SLOT_QUESTIONS = (
                          r"|\bbest\s+number\b", re.I)),
     ("address", re.compile(r"\b(?:your|the|new|delivery|shipping|postal|billing|home)\s+address\b|\bpost\s?code\b"
                            r"|\bzip\s+code\b", re.I)),
+    ("birthday", re.compile(r"\bdate\s+of\s+birth\b|\bbirth\s*date\b|\bDOB\b|\bbirthday\b|\bwhen\s+were\s+you\s+born\b",
+                            re.I)),
     ("time", re.compile(r"\b(?:best|good|convenient|preferred)\s+time\s+(?:to|for\s+us\s+to)\s+(?:reach|call|contact|ring"
                         r"|phone|get\s+hold\s+of)\s+you\b|\bwhen\s+(?:is|would\s+be)\s+(?:the\s+|a\s+)?(?:best|good)"
                         r"\s+(?:time\s+)?to\s+(?:reach|call|contact|ring)\s+you\b", re.I)),
@@ -142,7 +144,14 @@ def _answer_pieces(answer: str) -> list[str]:
     return [piece.strip() for piece in re.split(r"\s*[,;]\s*(?=\S)", first_sentence) if piece.strip()][:4]
 
 
+# "14 March 1989", "3/11/1988", "March 14, 1989": a whole date with its year, which no address or name is.
+_FULL_DATE = re.compile(r"^(?:(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?[^\W\d_]{3,9}|[^\W\d_]{3,9}\s+\d{1,2}(?:st|nd|rd|th)?),?"
+                        r"\s+\d{4}|\d{1,2}[./-]\d{1,2}[./-](?:\d{4}|\d{2}))$")
+
+
 def _as_statement(slot: str, piece: str) -> str | None:
+    if _FULL_DATE.match(piece.strip()):
+        return f"My date of birth is {piece.strip()}" if slot == "birthday" else None
     if slot == "name":
         match = _NAME_ANSWER.match(piece)
         if match and not re.search(r"\b(?:I|my|me|we|you|your|the|a|an|is|are|was|have|has)\b", match.group("name"), re.I):

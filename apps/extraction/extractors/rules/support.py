@@ -317,7 +317,7 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         return []
     if _REMOVED_PRONOUN.search(text):
         return []  # "I've removed him from your account": who, only the conversation says
-    if _REMOVAL.search(text) and (_VALUE_LIKE.search(text) or _SOMEONE.search(text)):
+    if _REMOVAL.search(text) and (_VALUE_LIKE.search(text) or _SOMEONE.search(text) or _REMOVED_DETAIL.search(text)):
         # "I've removed 07700 900 123 from your file": a removal must not store again what it removed, and takes
         # the removed person or detail out of what is known ("Priyanka Shah has been removed").
         return removed_by_agent(text, ctx)
@@ -361,6 +361,10 @@ _REMOVED = re.compile(
     re.I,
 )
 _PERSON = re.compile(r"^(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)+)$")
+_YOUR_DETAIL = re.compile(r"^(?:also\s+)?your\s+(?P<noun>[\w -]{2,30}?)$", re.I)
+# "I've removed your date of birth from our records": a detail named by its kind (lexicon.SUBJECT_NOUNS), not a fee.
+_REMOVED_DETAIL = re.compile(r"\b(?:removed|deleted|erased)\s+(?:also\s+)?your\s+(?:" + "|".join(
+    re.escape(noun) for noun in sorted(lexicon.SUBJECT_NOUNS, key=len, reverse=True)) + r")\b", re.I)
 
 
 def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
@@ -374,6 +378,13 @@ def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
     for part in re.split(r"\s+(?:and|&)\s+", (match.group("what") or match.group("what2")).strip()):
         values = [value.group(0) for value in EMAIL.finditer(part)] + [
             value.group(0).strip() for value in PHONE.finditer(part) if sum(c.isdigit() for c in value.group(0)) >= 7]
+        if not values and (detail := _YOUR_DETAIL.match(part)) and (
+                subject := lexicon.SUBJECT_NOUNS.get(" ".join(detail.group("noun").lower().split()))):
+            # "I've removed your date of birth from our records": that detail of theirs, whatever it was
+            found.append(ctx.candidate(f"The assistant removed {ctx.person.possessive} {detail.group('noun')}",
+                                       confidence=0.8, rule="support.removed", subject=subject, tags=("retraction",),
+                                       action="delete"))
+            continue
         metadata = [{"value": value} for value in values] or (
             [{"value": part, "person": part}] if _PERSON.match(part) else [])
         found += [ctx.candidate(f"The assistant removed {said['value']}", confidence=0.8, rule="support.removed",
