@@ -1160,3 +1160,22 @@ def test_a_detail_the_agent_removed_is_retracted(sentence, expected):
     candidates = conversation(("assistant", sentence))
 
     assert [(c.action, c.subject) for c in candidates] == expected
+
+
+@pytest.mark.parametrize(("text", "plate"), [
+    ("It's a 2019 Skoda Octavia estate, reg LM19 XRT, about 61,000 miles on it.", "LM19 XRT"),
+    ("The registration is KV68 PNZ.", "KV68 PNZ"),
+    ("its a volvo, plate YB21 KDF", "YB21 KDF"),
+])
+def test_a_number_plate_is_an_identifier_of_its_own(text, plate):
+    assert one(extract(text), f"identifier:plate:{plate}").content == f"The user's vehicle registration is {plate}"
+
+
+@pytest.mark.parametrize("text", ["I need to register for the course.", "please register me at 10 AM",
+                                  "my reg number is 4471"])
+def test_what_has_no_plate_shape_is_no_plate(text):
+    assert not [c for c in extract(text) if (c.subject or "").startswith("identifier:plate")]
+
+
+def test_the_car_a_user_drives_is_their_vehicle():
+    assert one(extract("I drive a 2022 Peugeot 3008 for work."), "device:vehicle").metadata["value"] == "2022 Peugeot 3008"

@@ -177,6 +177,8 @@ _ON_PLATFORM = re.compile(rf"^I{_BE}{ADV}\s+on\s+(?:an?\s+)?(?P<tool>(?:android|
 _HAVE_DEVICE = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:have|got|own|bought|got|switched\s+to|moved\s+to|drive|ride"
                           r"|lease)\s+(?:an?\s+|the\s+"
                           r"|two\s+|three\s+|my\s+)?(?:new\s+|old\s+|second-hand\s+|refurbished\s+)?(?P<device>.+)$", re.I)
+_DRIVES = re.compile(rf"^{_WE}{ADV}\s+(?:drive|ride)\s+(?:an?\s+|the\s+|my\s+|our\s+)(?:new\s+|old\s+)?(?P<device>.+)$",
+                     re.I)
 # "I threw the FRITZ!Box away", "we sold the old Canon printer": a named device the user no longer has.
 _DISPOSED = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:threw|thrown|sold|binned|scrapped|recycled|gave|given"
                        r"|got\s+rid\s+of|returned|traded\s+in)\s+(?:away\s+)?(?:the|my|our|that)\s+(?P<device>[^,;]+?)"
@@ -251,6 +253,10 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
         value = re.sub(rf"\s+(?:{_PLAN_NOUNS})s?$", "", old, flags=re.I) if kind == "plan" else old
         return [ctx.candidate(person.sentence(f"no longer uses {old}"), confidence=0.85, rule=f"business.{kind}.stop",
                               subject=kind, tags=("retraction",), metadata={"value": value}, action="delete")]
+    if (match := _DRIVES.match(text)) and re.search(r"[A-Z]", match.group("device")):
+        device = cut_value(match.group("device"), _TOOL_STOPS, max_words=6)  # "I drive a Honda Civic": a vehicle
+        return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.8, rule="business.device",
+                              subject="device:vehicle", tags=("device",), metadata={"value": device})]
     if (match := _HAVE_DEVICE.match(text) or _MY_DEVICE.match(text)) and (kind := _device_kind(
             f"{match.groupdict().get('kind') or ''} {match.group('device')}")):
         device = cut_value(match.group("device"), _TOOL_STOPS, max_words=6)

@@ -276,8 +276,11 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
     for clause in sentence.clauses:
         clause_ctx = dataclasses.replace(ctx, hedged=clause.hedged)
         stated = _user_clause(clause, clause_ctx)
-        if not stated and (statement := pending_statement(clause, clause_ctx)):
-            found.append(statement)  # no rule recognised it: the salience classifier decides, per batch
+        # No rule recognised it (a number plate in passing is not what it says: "I've got a 2024 Kia EV6 now, reg
+        # LP24 WHA"): the salience classifier decides, per batch.
+        if all((candidate.subject or "").startswith("identifier:plate:") for candidate in stated) and (
+                statement := pending_statement(clause, clause_ctx)):
+            found.append(statement)
         found += stated
     return found
 

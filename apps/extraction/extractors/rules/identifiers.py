@@ -194,7 +194,26 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
         key = _PREFIXES[match.group("prefix")]
         if not any(core == raw or raw in core for _, core in found) and _valid_id(raw, KINDS[key]):
             candidates.append(_identifier(ctx, key, raw, raw, None, confidence - 0.15))
-    return candidates + _card_endings(text, ctx, confidence)
+    return candidates + _card_endings(text, ctx, confidence) + _plates(text, ctx, confidence)
+
+
+# "reg LM19 XRT", "plate number SX4 82T", "the registration is KV68 PNZ": a vehicle's number plate, letters and digits
+# in one or two groups; a customer may have several vehicles, so each plate is its own fact.
+_PLATE = re.compile(
+    r"\b(?i:reg(?:istration)?(?:\s+(?:number|no\.?|plate|mark))?|(?:number|licen[cs]e|registration)\s+plate"
+    r"|plates?(?:\s+number)?)\s*(?i:is\s+|was\s+|:\s*|-\s+)?"
+    r"(?P<value>(?=[A-Z0-9 -]{0,9}\d)(?=[A-Z0-9 -]{0,9}[A-Z])[A-Z0-9]{2,4}(?:[ -][A-Z0-9]{2,4})?)(?![\w-])"
+)
+
+
+def _plates(text: str, ctx: RuleContext, confidence: float) -> list[Candidate]:
+    found = []
+    for match in _PLATE.finditer(text):
+        plate = match.group("value")
+        found.append(ctx.candidate(f"{ctx.person.possessive} vehicle registration is {plate}", confidence=confidence,
+                                   rule="identifier.plate", subject=identifier_subject("plate", plate),
+                                   tags=("identifier", "vehicle"), metadata={"kind": "plate", "identifier": plate}))
+    return found
 
 
 def _identifier(ctx: RuleContext, key: str, core: str, raw: str, qualifier: str | None,
