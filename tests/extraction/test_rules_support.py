@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.extraction.extractors.base import Candidate, ConversationMessage
+from apps.extraction.extractors.base import Candidate, ConversationMessage, ExistingMemory
 from apps.extraction.extractors.rules import RulesExtractor
 from apps.extraction.extractors.rules.dates import find_dates, leading_date, with_resolved_date
 from apps.extraction.extractors.rules.identifiers import MAX_DIGIT_GROUPS
@@ -1179,3 +1179,31 @@ def test_what_has_no_plate_shape_is_no_plate(text):
 
 def test_the_car_a_user_drives_is_their_vehicle():
     assert one(extract("I drive a 2022 Peugeot 3008 for work."), "device:vehicle").metadata["value"] == "2022 Peugeot 3008"
+
+
+def test_a_forget_in_the_second_clause_of_a_sentence_is_read():
+    candidates = conversation(("user", "My son Arman, arman.k@mail.example, is on the family plan."),
+                              ("user", "Remove him from the family plan, and you can forget his email as well."))
+
+    assert [(c.action, c.metadata.get("person"), c.metadata.get("detail")) for c in candidates][-1] == (
+        "delete", "Arman", "email")
+    assert not [c for c in candidates if "Arman's" in c.content and c.action == "add"]
+
+
+def test_her_number_in_a_later_message_reaches_the_contact_named_before():
+    candidates = conversation(("user", "My assistant Zodwa Dlamini books the pickups, her mobile is 072 555 0111."),
+                              ("assistant", "Is Zodwa still booking your pickups?"),
+                              ("user", "No, please remove her number, she is gone."))
+
+    assert candidates[-1].action == "delete" and candidates[-1].metadata["person"] == "Zodwa Dlamini"
+
+
+def test_her_number_in_a_later_session_reaches_the_one_known_contact():
+    messages = [ConversationMessage(seq=1, role="user", text="please delete her number, we don't speak anymore",
+                                    created_at=SENT_AT)]
+    known = [ExistingMemory(id="m1", content="The user's mum Ada's number is 07700 900 214", memory_type="fact",
+                            subject="contact:mother")]
+
+    [forget] = extractor.extract(messages=messages, existing=known)
+
+    assert forget.action == "delete" and forget.metadata["person"] == "mother"

@@ -116,7 +116,11 @@ def sentence_command(sentence: str, clauses: list[Clause], ctx: RuleContext,
 
 
 def _clause_forgets(clauses: list[Clause], ctx: RuleContext, clause_rules) -> list[Candidate] | None:
-    """The forget request in one clause of the sentence, with the other clauses read as usual; None for none."""
+    """The forget requests in the clauses of the sentence, with the other clauses read as usual; None for none.
+    "Remove him from the family plan, and you can forget his email as well": the second clause is the one that asks
+    for something known to go, so every clause that asks is read, not only the first."""
+    asked: dict[int, list[Candidate]] = {}
+    nouns = []
     for index, clause in enumerate(clauses):
         what = forget_request(clause.text)
         if what is None:
@@ -126,24 +130,30 @@ def _clause_forgets(clauses: list[Clause], ctx: RuleContext, clause_rules) -> li
             what = named
         if _DEICTIC.fullmatch(what):
             if not _RECORDS_VERB.search(clause.text):
-                return None  # "forget it", "never mind": not a request about stored data
+                if not asked:
+                    return None  # "forget it", "never mind": not a request about stored data
+                continue
             forget = _delete(ctx, None, "asked to forget what they had just said", "retract.forget")
             forget.metadata["refers_back"] = True
-            forgets = [forget]
+            asked[index] = [forget]
         else:  # "get rid of my landline number, it's been cut off": what comes before the comma
-            forgets = _forget(what, ctx, clause_rules) or (
+            asked[index] = _forget(what, ctx, clause_rules) or (
                 _forget(what.split(", ", 1)[0], ctx, clause_rules) if ", " in what else [])
-        noun = _forgotten_noun(what)
-        found = []
-        for position, other in enumerate(clauses):
-            if position == index:
-                found += forgets  # in sentence order: "my number is X, but take it off my file" forgets X
-            elif not (other.question or other.uncertain):
-                if noun:  # "remove my old number, my new one is ...": "one" is the noun just forgotten
-                    other = dataclasses.replace(other, text=_NEW_ONE.sub(rf"\g<1> {noun} ", other.text))
-                found += clause_rules(other, ctx)
-        return found
-    return None
+        nouns.append(_forgotten_noun(what))
+        if asked[index]:
+            break  # one request per sentence: what follows it is read as usual
+    if not asked:
+        return None
+    noun = next((noun for noun in reversed(nouns) if noun), None)
+    found = []
+    for position, other in enumerate(clauses):
+        if position in asked:
+            found += asked[position]  # in sentence order: "my number is X, but take it off my file" forgets X
+        elif not (other.question or other.uncertain):
+            if noun:  # "remove my old number, my new one is ...": "one" is the noun just forgotten
+                other = dataclasses.replace(other, text=_NEW_ONE.sub(rf"\g<1> {noun} ", other.text))
+            found += clause_rules(other, ctx)
+    return found
 
 
 # A request to forget in words the grammar above does not parse ("that old Hotmail address, bin it please", "I'd like
@@ -264,9 +274,13 @@ def _forgotten_noun(what: str) -> str | None:
     return " ".join(match.group("noun").split()) if match else None
 
 
+_LEADING_LINK = re.compile(r"^(?:(?:and|also|plus|then|so)\b[\s,]*)+", re.I)
+
+
 def forget_request(text: str) -> str | None:
     """What a clause asks to have forgotten ("my email address"), or None when it asks nothing of the kind."""
     text = _TRAILING_POLITENESS.sub("", strip_filler(text).rstrip(" .!?"))
+    text = _LEADING_LINK.sub("", text)  # "..., and you can forget his email as well"
     match = _FORGET.match(text)
     if not match and ", " in text:  # "take the house number off completely, it's being disconnected"
         match = _FORGET.match(_TRAILING_POLITENESS.sub("", text.split(", ", 1)[0]))

@@ -122,9 +122,13 @@ class RulesExtractor:
             asked = requested_slots(text) if message.role == "assistant" else []
             confirming = confirmation_asked(text) if message.role == "assistant" else []
         person = Person(known=(user_name or "").strip() or _stated_name(parsed))
+        # Whom "his/her number" means in a message that names no one: the contact named last in the batch, else the
+        # user's one known contact (a later session's "please delete her number").
+        talked_about = _only_known_contact(existing)
         found: list[Candidate | PendingStatement] = []
         for item in parsed:
-            found += _message_candidates(item, person)
+            found += _message_candidates(item, person, talked_about)
+            talked_about = _last_contact(item) or talked_about
         candidates = self._kept_statements(found)
         _add_resolved_dates(candidates)
         candidates = _without_mentions_of_own_emails(_merge_duplicates(apply_corrections(candidates, existing)))
@@ -202,7 +206,23 @@ def _stated_name(parsed: list[_Message]) -> str | None:
     return name
 
 
-def _message_candidates(item: _Message, person: Person) -> list[Candidate | PendingStatement]:
+def _last_contact(item: _Message) -> tuple[str, str | None] | None:
+    """The contact a user message names last ("my son Timur"), or None (an agent's message: None)."""
+    if item.message.role != "user":
+        return None
+    mentions = [mentioned_contact(sentence.text) for line in item.lines for sentence in line.sentences]
+    return next((mention for mention in reversed(mentions) if mention), None)
+
+
+def _only_known_contact(existing: list[ExistingMemory]) -> tuple[str, None] | None:
+    """The relation of the user's one known contact ("contact:mother"), when their memories name exactly one."""
+    relations = {memory.subject.split(":")[1] for memory in existing
+                 if (memory.subject or "").startswith("contact:") and len(memory.subject.split(":")) > 1}
+    return (relations.pop(), None) if len(relations) == 1 else None
+
+
+def _message_candidates(item: _Message, person: Person,
+                        talked_about: tuple[str, str | None] | None = None) -> list[Candidate | PendingStatement]:
     message = item.message
     base = RuleContext(seq=message.seq, role=message.role, person=person,
                        reference=message.created_at.date() if message.created_at else None,
@@ -221,7 +241,10 @@ def _message_candidates(item: _Message, person: Person) -> list[Candidate | Pend
             ctx = dataclasses.replace(base, opening=opening)
             opening = opening and not sentence.clauses
             if message.role == "user":
-                if (resolved := with_pronouns_resolved(sentence.text, contact)) != sentence.text:
+                # A contact named in an earlier message (or the one known) is reached by "delete her number" only.
+                resolved = (with_pronouns_resolved(sentence.text, contact) if contact else
+                            with_pronouns_resolved(sentence.text, talked_about, requests_only=True))
+                if resolved != sentence.text:
                     sentence = _Sentence(text=resolved, clauses=split_clauses(resolved))
                 contact = mentioned_contact(sentence.text) or contact
                 stated = _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text),

@@ -95,9 +95,12 @@ _NOT_NAME_WORDS = frozenset(lexicon.CONTACT_RELATIONS) | {"i", "i'm", "i'll", "i
 # "my son Richard", "my wife": the contact a later "his number is ..." / "her mobile is ..." in the message means.
 _MENTION = re.compile(rf"\bmy\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})\b"
                       r"(?:,?\s+(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2}))?", re.I)
+# Also after a verb that asks to forget it: "please delete her number", "you can forget his email as well".
+_FORGET_VERBS_BEFORE = "".join(rf"|(?<=\b{verb}\s)" for verb in
+                               "remove delete forget erase drop take wipe clear keep store hold".split())
 _PRONOUN_DETAIL = re.compile(
-    r"(?:^|(?<=[,;:]\s)|(?<=\band\s))(?P<pronoun>his|her|their)\s+(?=(?:[\w-]+\s+){0,2}?(?:name|e-?mail|number|phone"
-    r"|mobile|cell|landline|line|address|date\s+of\s+birth|birthday)\b)",
+    rf"(?:^|(?<=[,;:]\s)|(?<=\band\s){_FORGET_VERBS_BEFORE})(?P<pronoun>his|her|their)\s+(?=(?:[\w-]+\s+){{0,2}}?"
+    r"(?:name|e-?mail|number|phone|mobile|cell|landline|line|address|date\s+of\s+birth|birthday|details|info)\b)",
     re.I,
 )
 
@@ -189,9 +192,10 @@ def mentioned_contact(text: str) -> tuple[str, str | None] | None:
     return mention
 
 
-def with_pronouns_resolved(text: str, mention: tuple[str, str | None] | None) -> str:
+def with_pronouns_resolved(text: str, mention: tuple[str, str | None] | None, *, requests_only: bool = False) -> str:
     """`text` with "his/her/their <detail>" read as the mentioned contact's, where the pronoun fits the relation:
-    after "my son Richard ...", "His number is 07831 664 920" -> "my son Richard's number is 07831 664 920"."""
+    after "my son Richard ...", "His number is 07831 664 920" -> "my son Richard's number is 07831 664 920".
+    `requests_only`: only where a verb asks to forget the detail ("please delete her number")."""
     if mention is None:
         return text
     relation, name = mention
@@ -200,7 +204,15 @@ def with_pronouns_resolved(text: str, mention: tuple[str, str | None] | None) ->
     owner = f"my {relation}" + (f" {name}" if name else "") + "'s "
 
     def resolved(match: re.Match) -> str:
-        if not fits[match.group("pronoun").lower()] or _SOMEONE_ELSE.search(text[:match.start()]):
+        before = text[:match.start()]
+        after_verb = not re.search(r"(?:^|[,;:]\s|\band\s)$", before)
+        if requests_only and (not after_verb or _ASKING.search(before)):
+            # a contact named in an earlier message: only "delete her number" reaches them, and not where the
+            # sentence says who asks ("Tomasz asks ...: please don't keep his mobile": someones_detail reads that)
+            return match.group(0)
+        if after_verb:
+            before = re.split(r"[,;:]", before)[-1]  # "remove him from the family plan, and forget his email": his
+        if not fits[match.group("pronoun").lower()] or _SOMEONE_ELSE.search(before):
             return match.group(0)  # "The installer called and his number is ...": the installer's
         return owner
 
