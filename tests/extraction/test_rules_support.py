@@ -1207,3 +1207,16 @@ def test_her_number_in_a_later_session_reaches_the_one_known_contact():
     [forget] = extractor.extract(messages=messages, existing=known)
 
     assert forget.action == "delete" and forget.metadata["person"] == "mother"
+
+
+def test_a_mistake_admitted_in_the_same_sentence_corrects_the_stored_number():
+    messages = [ConversationMessage(seq=1, role="user", created_at=SENT_AT,
+                                    text="I made a mistake with my phone number last time, it is +7 701 555 2814, "
+                                         "not 2841. The codes went to a stranger!")]
+    known = [ExistingMemory(id="m1", content="The user's phone number is +7 701 555 2841", memory_type="fact",
+                            subject="phone")]
+
+    [fix] = extractor.extract(messages=messages, existing=known)
+
+    assert (fix.action, fix.target_memory_id, fix.content) == (
+        "update", "m1", "The user's phone number is +7 701 555 2814")

@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import date
 
 from apps.extraction.extractors.base import Candidate, ExistingMemory
-from apps.extraction.extractors.rules.contacts import EMAIL
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import (
     MONTH_PATTERN,
@@ -135,11 +135,12 @@ def _holds(content: str, value: str) -> bool:
 def _replace(content: str, old: str, new: str) -> str:
     """`old` replaced by `new` once; "3 seats" replacing "5" in "5 seats" gives "3 seats", not "3 seats seats", and a
     whole phone number replacing its last digits ("07700 900 462, not 426") replaces the number that ends in them."""
-    shape = _shape(new)
+    shape = PHONE if PHONE.fullmatch(new.strip()) else _shape(new)
     if shape is not None and not shape.fullmatch(old.strip()):
         for value in shape.finditer(content):
             if _holds(value.group(0), old):
-                return f"{content[:value.start()]}{new}{content[value.end():]}"
+                start = value.start() + (value.group(0).startswith("(") and not new.startswith("("))  # "(0770 ..."
+                return f"{content[:start]}{new}{content[value.end():]}"
     head, _, unit = new.partition(" ")
     if unit and re.search(rf"(?<!\w){re.escape(old)}\s+{re.escape(unit)}(?!\w)", content, re.I):
         old, new = f"{old} {unit}", new

@@ -288,6 +288,11 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
                    ) -> list[Candidate | PendingStatement]:
     if (fix := correction(f"Sorry, {sentence.text}" if after_admitted_error else sentence.text, ctx)) is not None:
         return [fix]
+    # "I made a mistake with my phone number last time, it is ... 2814, not 2841": the admission in the same sentence
+    admission = _ADMITS_ERROR.search(sentence.text)
+    if admission and (rest := re.split(r"[,;:]\s+", sentence.text[admission.end():], maxsplit=1)[1:]) and (
+            fix := correction(f"Sorry, {rest[0]}", ctx)) is not None:
+        return [fix]
     if mid := split_mid_correction(sentence.text):  # "send them to a@x.com, no sorry, it's b@x.com"
         before, old_value, new_value = mid
         corrected = before.replace(old_value, new_value)
