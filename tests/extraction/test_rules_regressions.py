@@ -482,3 +482,16 @@ def test_what_opens_with_its_is_a_name_only_when_it_is_made_of_letters(text, nam
     candidates = extract_one(text)
 
     assert [candidate.content for candidate in candidates if candidate.subject == "name"] == names
+
+
+def test_a_new_value_said_beside_a_removal_is_not_removed():
+    candidates = extract_one("Done: your login is now gus.lima@mailbox.example and the old details have been removed.",
+                             role="assistant")
+
+    assert [(c.action, c.subject) for c in candidates] == [("add", "email")]
+
+
+def test_a_sign_in_address_the_user_gives_is_their_email():
+    candidates = extract_one("Gustavo Lima, practice manager. Login is g.lima@clinic.example")
+
+    assert [c.metadata.get("value") for c in candidates if c.subject == "email"] == ["g.lima@clinic.example"]

@@ -35,9 +35,11 @@ _OBJECT_PRONOUN = re.compile(r"\b(?:her|him|them)\b", re.I)
 _TO_ME = re.compile(r"\b(?:me|my|I)\b")
 _REQUEST = re.compile(r"^(?:(?:can|could|would|will)\s+you|please)\b", re.I)
 
-_OWN_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}e-?mail\b|\be-?mail\s+me\b|\b(?:reach|contact)\s+me\b|\bit's\b"
-                        r"|^e-?mail\b|\bwrite\s+(?:to\s+)?me\b", re.I)
-_MY_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}e-?mail\b", re.I)
+# "Login is g.lima@...", "my username is ...": an account's sign-in address is the user's own.
+_OWN_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}(?:e-?mail|login|log-in|username|user\s+name|sign-in)\b|\be-?mail\s+me\b"
+                        r"|\b(?:reach|contact)\s+me\b|\bit's\b|^(?:e-?mail|login|log-in|username|sign-in)\b"
+                        r"|\bwrite\s+(?:to\s+)?me\b", re.I)
+_MY_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}(?:e-?mail|login|log-in|username|user\s+name|sign-in)\b", re.I)
 # "please use jo@new.com from now on", "going forward, use ...": the address to use for them, replacing the one before.
 _USE_FROM_NOW = r"(?:from\s+now\s+on|going\s+forward|from\s+today|in\s+(?:the\s+)?future|instead|for\s+everything)"
 _USE_ADDRESS = re.compile(rf"\b(?:use|switch\s+(?:it\s+)?to|change\s+(?:it\s+)?to)\s+(?P<email>\S+@\S+?)[\s,.]+{_USE_FROM_NOW}\b"

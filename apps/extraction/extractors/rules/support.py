@@ -361,6 +361,7 @@ _REMOVED = re.compile(
     re.I,
 )
 _PERSON = re.compile(r"^(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)+)$")
+_STATES = re.compile(r"\b(?:is|are|was|were|will|goes|go)\b|:", re.I)
 _YOUR_DETAIL = re.compile(r"^(?:also\s+)?your\s+(?P<noun>[\w -]{2,30}?)$", re.I)
 # "I've removed your date of birth from our records": a detail named by its kind (lexicon.SUBJECT_NOUNS), not a fee.
 _REMOVED_DETAIL = re.compile(r"\b(?:removed|deleted|erased)\s+(?:also\s+)?your\s+(?:" + "|".join(
@@ -376,6 +377,8 @@ def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
     found = []
     # "Tom Reyes is now your contact and Priyanka Shah has been removed": each thing named, never what else is said
     for part in re.split(r"\s+(?:and|&)\s+", (match.group("what") or match.group("what2")).strip()):
+        if _STATES.search(part):
+            continue  # "your login is now x@new.com and the old details have been removed": x@new.com stays
         values = [value.group(0) for value in EMAIL.finditer(part)] + [
             value.group(0).strip() for value in PHONE.finditer(part) if sum(c.isdigit() for c in value.group(0)) >= 7]
         if not values and (detail := _YOUR_DETAIL.match(part)) and (
