@@ -1220,3 +1220,25 @@ def test_a_mistake_admitted_in_the_same_sentence_corrects_the_stored_number():
 
     assert (fix.action, fix.target_memory_id, fix.content) == (
         "update", "m1", "The user's phone number is +7 701 555 2814")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'd like the weekend edition. Aoife Ni Bhriain, 58 Sallow Road, Galway H91 X2C4.",
+     [("name", "Aoife Ni Bhriain"), ("address:home", "58 Sallow Road, Galway H91 X2C4")]),
+    ("Dear Support Team, 3 Elm Street is my address.", []),
+])
+def test_a_line_of_name_and_address_is_both(text, expected):
+    candidates = extract(text)
+
+    assert [(c.subject, c.content.rsplit(" is ", 1)[-1]) for c in candidates
+            if c.subject in ("name", "address:home")] == expected
+
+
+def test_my_number_here_is_a_phone():
+    assert one(extract("My number here is +254 722 555 318."), "phone").metadata["value"] == "+254 722 555 318"
+
+
+def test_a_line_of_another_name_and_address_is_not_the_users_once_their_name_is_known():
+    candidates = extract("It's a gift for my father. Hendrik Berg, 17 Dijk Street, Utrecht.", user_name="Ilse Berg")
+
+    assert not [c for c in candidates if c.subject in ("name", "address:home")]

@@ -61,7 +61,8 @@ _REACH_ME = (r"(?:call|ring|phone|text|sms|message|whatsapp|reach|contact|get\s+
              r"(?:\s+back)?(?:\s+(?:instead|directly|first|anytime|any\s+time))?")
 _OWN_PHONE = re.compile(
     rf"(?P<owner>\b(?:my|our)\s+)?(?P<quals>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})\b(?P<noun>{_PHONE_NOUN})\b"
-    r"(?:\s+(?:number|no\.?|#))?(?:\s+(?:on\s+file|on\s+(?:the|my)\s+account|for\s+(?:the|my)\s+account))?"
+    r"(?:\s+(?:number|no\.?|#))?(?:\s+(?:on\s+file|on\s+(?:the|my)\s+account|for\s+(?:the|my)\s+account|here|now"
+    r"|these\s+days|while\s+I'm\s+here))?"
     r"\s*(?:is\s+now|is|'s|:|=|-|(?:has\s+)?changed(?:\s+to|\s*[,:;-]\s*(?:it's|it\s+is|the\s+new\s+one\s+is)?))?"
     rf"\s*(?:(?:now|still|also|actually)\s+)?(?P<number>{_PHONE_VALUE})"
     rf"|\b{_REACH_ME}(?:\s+at\s+(?P<place>home|work|the\s+office))?\s+(?:on|at|via)"

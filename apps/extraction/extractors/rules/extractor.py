@@ -279,6 +279,10 @@ def _restated(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
     return found
 
 
+_NAME_THEN_ADDRESS = re.compile(r"^(?P<name>(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*)){1,3}),\s+(?P<address>\d{1,5}[A-Za-z]?\s+"
+                                r"(?-i:[A-Z])[^,;]+(?:,\s*[^,;]+){0,3})$")
+_NOT_SIGNATURE_WORDS = frozenset("dear hi hello hey thanks thank morning evening afternoon good support team customer "
+                                 "service sir madam all".split())
 # "I copied Imran's number wrongly. It is 07700 900 462, not 426.": the apology is in the sentence before.
 _ADMITS_ERROR = re.compile(r"\b(?:wrong(?:ly)?|incorrect(?:ly)?|by\s+mistake|a\s+mistake|my\s+mistake|typo|mis(?:typed"
                            r"|spelt|spelled|read|heard|wrote)|mixed\s+(?:it\s+|them\s+)?up)\b", re.I)
@@ -300,6 +304,16 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
     command = sentence_command(sentence.text, sentence.clauses, ctx, _user_clause)
     if command is not None:
         return command
+    if (signed := _NAME_THEN_ADDRESS.match(sentence.text.rstrip(" ."))) and not _NOT_SIGNATURE_WORDS.intersection(
+            signed.group("name").lower().split()) and (ctx.person.known or signed.group("name")).casefold() == \
+            signed.group("name").casefold():  # once their name is known, another name's line is someone else's
+        # "Ruairí Ó Dálaigh, 58 Sallowmere Road, Galway H91 X2C4": a sign-up line, read as what it stands for; the
+        # address must be all that follows ("3 Elm Street is my address" is a sentence, not a line of details)
+        stated = [candidate for text in (f"My name is {signed.group('name')}", f"My address is {signed.group('address')}")
+                  for candidate in _user_clause(Clause(text=text, question=False, uncertain=False, hedged=False), ctx)]
+        if {candidate.subject for candidate in stated} >= {"name", "address:home"} and any(
+                candidate.metadata.get("value") == signed.group("address") for candidate in stated):
+            return stated
     found: list[Candidate | PendingStatement] = []
     for clause in sentence.clauses:
         clause_ctx = dataclasses.replace(ctx, hedged=clause.hedged)
