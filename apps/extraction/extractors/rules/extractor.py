@@ -38,7 +38,7 @@ from apps.extraction.extractors.rules.people import (
     mentioned_contact,
     with_pronouns_resolved,
 )
-from apps.extraction.extractors.rules.person import Person
+from apps.extraction.extractors.rules.person import Person, rewrite_first_person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
 from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement
@@ -357,7 +357,7 @@ def _clause_facts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     ids = identifiers(clause.text, ctx)
     if len(clause.text) > MAX_CLAUSE_CHARS:
         return ids + contacts(clause, ctx)
-    retracted = clause_retraction(clause, ctx)
+    retracted = clause_retraction(clause, ctx) or _taken_back(clause, ctx)
     if retracted:
         return retracted + ids  # "My email is no longer a@b.com" retracts the address, it does not state it
     incidental = ids + contacts(clause, ctx)
@@ -381,6 +381,30 @@ def _clause_facts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         if stated:
             return stated + incidental
     return incidental
+
+
+# "I'm not allergic to sesame after all", "I don't have diabetes anymore": a fact taken back, found by reading the
+# statement it negates ("I'm allergic to sesame") with the same rules; a plain negation ("I'm not allergic to nuts")
+# takes nothing back.
+_TAKEN_BACK = re.compile(
+    r"^I(?:'m|\s+am)\s+(?:not|no\s+longer)\s+(?P<being>.+?)(?P<end>\s+(?:after\s+all|any\s?more|any\s+longer))?$"
+    r"|^I\s+(?:don't|do\s+not|no\s+longer)\s+have\s+(?P<having>.+?)(?P<end2>\s+(?:after\s+all|any\s?more|any\s+longer))?$",
+    re.I,
+)
+
+
+def _taken_back(clause: Clause, ctx: RuleContext) -> list[Candidate]:
+    match = _TAKEN_BACK.match(clause.text.rstrip(" .!"))
+    if not match or clause.question or clause.uncertain or not (
+            match.group("end") or match.group("end2") or "no longer" in clause.text.lower()):
+        return []
+    positive = f"I'm {match.group('being')}" if match.group("being") else f"I have {match.group('having')}"
+    stated = _clause_facts(Clause(text=positive, question=False, uncertain=False, hedged=False), ctx)
+    return [ctx.candidate(f"{ctx.person.label} took back: {rewrite_first_person(positive, ctx.person)}",
+                          confidence=0.85, rule="retract.statement", subject=candidate.subject, tags=("retraction",),
+                          action="delete")
+            for candidate in stated if candidate.action == "add" and candidate.subject
+            and not candidate.subject.startswith(("identifier:", "name"))]
 
 
 _NEW_CONTACT = re.compile(r"\bnew\s+(?:[\w-]+\s+){0,2}?(?P<noun>(?:phone|mobile|cell)(?:\s+number)?|number|e-?mail"
@@ -529,9 +553,13 @@ def _replaced_not_retracted(candidates: list[Candidate]) -> list[Candidate]:
     implicit retraction is dropped. An explicit forget request stays a delete: the user asked for it to go. A
     retracted organisation or product still reaches the free-form memories that name it ("I've left Halden & Moss,
     I'm at Yorkshire Water now" retires "The user is at Halden & Moss during the day")."""
-    added = {candidate.subject: candidate for candidate in candidates if candidate.action == "add" and candidate.subject}
     kept = []
     for candidate in candidates:
+        # the value said after the retraction replaces it ("I've closed my PayPal account, use my Amex from now on");
+        # one said before it is what it takes back ("I'm allergic to sesame ... I'm not allergic to sesame after all")
+        # (within one message the rules' order is not the sentence's, so only an earlier message counts as before)
+        added = {other.subject: other for other in candidates if other.action == "add" and other.subject
+                 and min(other.source_seqs, default=0) >= min(candidate.source_seqs, default=0)}
         if not (candidate.action == "delete" and candidate.subject and candidate.metadata.get("rule") != "retract.forget"
                 and not candidate.target_memory_id and candidate.subject in added):
             kept.append(candidate)
