@@ -51,20 +51,20 @@ _OFFICE_AT = re.compile(
     r"(?P<address>.+)$",
     re.I,
 )
-_LAST_WE_ARE = re.compile(r",\s*(?=(?:we're|we\s+are|I'm|I\s+am)\s+(?:now\s+)?(?:at|in)\s+\d)"
-                          # "we have sold the house at X and are moving to Y": the move is the clause's news
-                          r"|\s+and\s+(?:(?:we|I)\s+)?(?=(?:are|am|'re|'m)?\s*(?:now\s+)?(?:moving|relocating)\s+(?:to|into)\s+)",
-                          re.I)
+_LAST_WE_ARE = re.compile(r",\s*(?=(?:we're|we\s+are|I'm|I\s+am)\s+(?:now\s+)?(?:at|in)\s+\d)", re.I)
+# "I own a flat at ... that I rent out", "bought a house at ... for my mum", "a holiday cottage at ...": another property.
+_NOT_THEIR_HOME = re.compile(r"\b(?:rent(?:ing)?\s+(?:it\s+)?out|let(?:ting)?\s+(?:it\s+)?out|for\s+(?:my|our|his|her|their)\s+\w+"
+                             r"|holiday|second\s+home|investment|buy[- ]to[- ]let|as\s+a\s+gift)\b", re.I)
 _OWN_CHANGE = frozenset("new current updated correct".split())
 _LIVE_AT = re.compile(
-    r"^(?:I|we)(?:'ve|\s+have|'re|\s+are|'m|\s+am)?(?:\s+(?:now|just|recently|currently|since|soon))*\s+(?:live|living"
-    r"|reside|residing|based|moved|relocated|moving|relocating)\s+(?:back\s+)?(?:at|to)\s+(?P<address>.+)$"
+    r"^(?:I|we)(?:'ve|\s+have|'re|\s+are|'m|\s+am)?(?:\s+(?:now|just|recently|currently|since))*\s+(?:live|living"
+    r"|reside|residing|based|moved|relocated)\s+(?:back\s+)?(?:at|to)\s+(?P<address>.+)$"
     r"|^(?:I(?:'m|\s+am)|we(?:'re|\s+are))\s+(?:now\s+)?(?:located\s+)?(?:at|in)\s+(?P<at>(?:flat|apartment|apt\.?|unit|suite"
     r"|house|no\.?)?\s*\d.+?)(?:\s+now)?$"
     # "I rent a flat at 52 Albion Road", "we're renting a house on 9 Park Row": where a tenant lives
-    # "I have just bought a house at 7 Wagtail Close", "we're moving into a flat at ...": where an owner lives
+    # "I have just bought a house at 7 Wagtail Close": where an owner lives
     r"|^(?:I|we)(?:'re|\s+are|'m|\s+am|'ve|\s+have)?(?:\s+(?:now|just|currently|still|recently))*\s+(?:rent|renting|lease"
-    r"|leasing|share|sharing|live\s+in|living\s+in|bought|purchased|own|moved\s+into|moving\s+into)\s+(?:a|an|the|our|my)"
+    r"|leasing|share|sharing|live\s+in|living\s+in|bought|purchased|moved\s+into)\s+(?:a|an|the|our|my)"
     r"\s+(?:[\w-]+\s+)?(?:flat|apartment|house|home|room|place"
     r"|cottage|bungalow|studio|condo|maisonette|unit)\s+(?:at|on)\s+(?P<rented>\d.+)$",
     re.I,
@@ -157,7 +157,8 @@ def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Ca
         kind = "billing"
     elif match := _OFFICE_AT.match(text):
         kind = "office"
-    elif match := _LIVE_AT.match(text) or _LIVE_AT.match(_we_said(_LAST_WE_ARE.split(text)[-1])):
+    elif (match := _LIVE_AT.match(text) or _LIVE_AT.match(_LAST_WE_ARE.split(text)[-1])) and not (
+            match.group("rented") and _NOT_THEIR_HOME.search(text)):
         kind = "home"  # "we moved house last week, we're at 9 Quay Street now"
     if kind is None or not (address := address_value(match.group("address") or match.groupdict().get("at") or match.groupdict().get("rented") or "")):
         return []
@@ -166,9 +167,4 @@ def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Ca
                           rule=f"contact.address.{kind}", subject=address_subject(kind),
                           tags=("pii", "contact", "address"), metadata={"pii": True, "value": address, "kind": kind})
             for kind in [kind, *also]]
-
-
-def _we_said(tail: str) -> str:
-    """"are moving to 22 Orchard Gate" (after "we have sold ... and") with its subject: "we are moving to ..."."""
-    return f"we {tail}" if re.match(r"(?:are|am)\b", tail, re.I) else tail
 

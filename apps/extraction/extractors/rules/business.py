@@ -177,6 +177,19 @@ _ON_PLATFORM = re.compile(rf"^I{_BE}{ADV}\s+on\s+(?:an?\s+)?(?P<tool>(?:android|
 _HAVE_DEVICE = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:have|got|own|bought|got|switched\s+to|moved\s+to|drive|ride"
                           r"|lease)\s+(?:an?\s+|the\s+"
                           r"|two\s+|three\s+|my\s+)?(?:new\s+|old\s+|second-hand\s+|refurbished\s+)?(?P<device>.+)$", re.I)
+_NOT_OWN_VEHICLE = frozenset("hire hired rental rented courtesy loan loaned replacement park parking space booked "
+                             "wash share club".split())
+
+
+def _own_vehicle(device: str, kind_word: str | None) -> bool:
+    """A vehicle of the user's: the vehicle word ends the phrase ("a 2019 Skoda estate car", or "my car is a ...")
+    and no word makes it someone else's or something else ("hire car", "car park space")."""
+    words = [word.lower().strip(",.") for word in device.split()]
+    if _NOT_OWN_VEHICLE.intersection(words):
+        return False
+    return bool(kind_word) or (bool(words) and lexicon.DEVICE_KINDS.get(words[-1]) == "vehicle")
+
+
 _DRIVES = re.compile(rf"^{_WE}{ADV}\s+(?:drive|ride)\s+(?:an?\s+|the\s+|my\s+|our\s+)(?:new\s+|old\s+)?(?P<device>.+)$",
                      re.I)
 # "I threw the FRITZ!Box away", "we sold the old Canon printer": a named device the user no longer has.
@@ -260,6 +273,8 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
     if (match := _HAVE_DEVICE.match(text) or _MY_DEVICE.match(text)) and (kind := _device_kind(
             f"{match.groupdict().get('kind') or ''} {match.group('device')}")):
         device = cut_value(match.group("device"), _TOOL_STOPS, max_words=6)
+        if kind == "vehicle" and not _own_vehicle(device, match.groupdict().get("kind")):
+            return []  # "I've got a hire car while mine is in the garage", "a car park space", "a van booked"
         return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.8, rule="business.device",
                               subject=f"device:{kind}", tags=("device",), metadata={"value": device})]
     if (match := _ON_DEVICE.search(text)) and (kind := _device_kind(match.group("device"))) and re.search(

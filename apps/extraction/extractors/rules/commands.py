@@ -168,7 +168,7 @@ _TAKES_AWAY = re.compile(r"\b(?:forget|delete[ds]?|remove[ds]?|erase[ds]?|wipe[d
                          r"|cross|crossed)\s+(?:[\w'-]+\s+){0,5}?off)\b", re.I)
 _NOT_KEPT = re.compile(r"\b(?:don't|do\s+not|no\s+need\s+to|not\s+need\s+to|stop|no\s+longer\s+want\s+you\s+to"
                        r"|don't\s+want\s+you\s+to|(?:can|could|would|will)\s+you\s+(?:please\s+)?not|please\s+not)\s+(?:\w+\s+){0,2}?(?:keep|keeping|store|storing|hold|holding|save|saving"
-                       r"|retain|retaining|record|recording|have)\b|\bdon't\s+want\s+(?:my|our)\b[^.]*\bon\s+(?:your|the)"
+                       r"|retain|retaining|record|recording|have)\b(?!\s+\w+ing\b)|\bdon't\s+want\s+(?:my|our)\b[^.]*\bon\s+(?:your|the)"
                        r"\s+(?:records?|file|system)\b", re.I)
 _OWN_DOING = re.compile(r"^(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|already\s+)?(?:deleted|removed|erased|cleared|dropped"
                         r"|binned|wiped)\b", re.I)
@@ -457,7 +457,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
             if qualifier:
                 candidate.metadata["qualifier"] = qualifier
             return [candidate]
-        if vague := _VAGUE_TAIL.match(" ".join(match.group("noun").split())):
+        if (vague := _VAGUE_TAIL.match(" ".join(match.group("noun").split()))) and not _NEVER_MIND.search(
+                ctx.sentence or what):  # "forget the Outlook thing, it's working now": no request about data
             return _statement_forgotten(vague.group("topic"), ctx, clause_rules)
     return []  # "forget it", "delete my account": not a memory we can name
 
@@ -467,6 +468,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
 _VAGUE_TAIL = re.compile(r"^(?P<topic>[\w-]+(?:\s+[\w-]+)?)\s+(?:thing|stuff|bit|business|note|info|information|detail"
                          r"|details|entry|part)$", re.I)
 _TOPIC_STATEMENTS = ("I have {}", "I use {}")
+_NEVER_MIND = re.compile(r"\b(?:fixed|sorted|working|works|resolved|solved|never\s+mind|ignore|nevermind|no\s+longer\s+an?\s+"
+                         r"(?:issue|problem))\b", re.I)
 
 
 def _statement_forgotten(topic: str, ctx: RuleContext, clause_rules) -> list[Candidate]:

@@ -41,7 +41,12 @@ _OWN_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}(?:e-?mail|login|log-in|usern
                         r"|\bwrite\s+(?:to\s+)?me\b", re.I)
 _MY_EMAIL = re.compile(r"\bmy\s+(?:[\w-]+\s+){0,2}(?:e-?mail|login|log-in|username|user\s+name|sign-in)\b", re.I)
 # "please use jo@new.com from now on", "going forward, use ...": the address to use for them, replacing the one before.
-_USE_FROM_NOW = r"(?:from\s+now\s+on|going\s+forward|from\s+today|in\s+(?:the\s+)?future|instead|for\s+everything)"
+_USE_FROM_NOW = r"(?:from\s+now\s+on|going\s+forward|from\s+today|in\s+(?:the\s+)?future|for\s+everything)"
+# "For invoices, please use accounts@bakerco.com from now on", "send it to our solicitor, use k.patel@...": not theirs.
+_ROLE_MAILBOX = re.compile(r"(?i)(?:accounts?|finance|billing|invoices?|ap|ar|payables?|info|admin|office|hello|sales"
+                           r"|support|team|hr|payroll|legal|orders?|bookings?|reception|enquiries|contact)[._-]?\w{0,3}@")
+_SOMEONE_ELSES_ADDRESS = re.compile(r"\b(?:invoices?|billing|solicitor|accountant|lawyer|finance|colleague|assistant|our\s+\w+"
+                                    r"|his|her|their|for\s+the\s+\w+)\b", re.I)
 _USE_ADDRESS = re.compile(rf"\b(?:use|switch\s+(?:it\s+)?to|change\s+(?:it\s+)?to)\s+(?P<email>\S+@\S+?)[\s,.]+{_USE_FROM_NOW}\b"
                           rf"|\b{_USE_FROM_NOW}[\s,]+(?:please\s+)?use\s+(?P<email2>\S+@\S+?)[\s,.!]*$", re.I)
 # "... or in the work j.almeida@lusacargo.pt": the kind said just before an address without the word "email".
@@ -86,6 +91,8 @@ _OWN_PHONE = re.compile(
     re.I,
 )
 _NUMBERS = ("number", "number2", "number3", "number4", "number5", "number6", "number7", "number8")
+_THEIRS_NOT_OURS = re.compile(r"\b(?:your|their|website|site|company|shop|store|office's)\b", re.I)
+_AT_HOME = re.compile(r"\b(?:in|at)\s+(?:my|our|the)\s+(?:house|home|flat|apartment|place)\b|\bat\s+home\b", re.I)
 # "number is ..." on its own is a phone number where the clause is about calling ("If you must call, number is ...");
 # a word before it names another kind of number ("loyalty number is ...", identifiers.py).
 _CALLING = re.compile(r"\b(?:call|ring|phone|text|reach|contact)\b", re.I)
@@ -165,7 +172,9 @@ def _emails(text: str, ctx: RuleContext) -> list[Candidate]:
         if _PAST_WORDS.intersection(quals):
             continue  # "my old email was ..."
         kind = next((_EMAIL_KINDS[word] for word in quals if word in _EMAIL_KINDS), None)
-        to_use = any(email in (used.group("email") or used.group("email2") or "") for used in _USE_ADDRESS.finditer(ctx.sentence or text))
+        to_use = any(email in (used.group("email") or used.group("email2") or "")
+                     for used in _USE_ADDRESS.finditer(ctx.sentence or text)) and not (
+            _ROLE_MAILBOX.match(email) or _SOMEONE_ELSES_ADDRESS.search(ctx.sentence or text))
         if _OWN_EMAIL.search(text) or text.strip(" .") == email or _named_after(email, person.known) or to_use:
             metadata = {"pii": True, "value": email, "kind": kind or "personal"}
             if not (kind or _MY_EMAIL.search(text) or to_use or _CHANGED.search(ctx.sentence or text)):
@@ -204,6 +213,9 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
         if match.re is _LISTED_PHONE:
             found += _listed_phone(match, ctx)
             continue
+        if match.group("number8") and (_THEIRS_NOT_OURS.search(match.group(0)) or (
+                re.match(r"(?i)^(?:\W*(?:and|also|oh)[\s,]+)*there", match.group(0)) and not _AT_HOME.search(match.group(0)))):
+            continue  # "there is a phone number on your website, 0345 ...": not theirs
         number = next(match.group(key) for key in _NUMBERS if match.group(key))
         number = number.strip()
         digits = sum(char.isdigit() for char in number)

@@ -87,6 +87,10 @@ _COUNT_NOT = re.compile(r"\b(?P<new>(?P<count>\d{1,6})\s+(?P<unit>[^\W\d_]{3,20}
                         re.I)
 
 
+_REPORTED = re.compile(r"\b(?:invoices?|quotes?|quoted|says?|said|charged?|charges|charging|billed|bills?|tracking|receipts?"
+                       r"|statements?|shows?|showed|shown|listed|lists?|told|letter|email(?:ed)?|confirmation)\b", re.I)
+
+
 def correction(text: str, ctx: RuleContext) -> Candidate | None:
     """A marker candidate for a correction sentence; `apply_corrections` consumes it."""
     text = text.strip().rstrip(" .!")
@@ -97,6 +101,8 @@ def correction(text: str, ctx: RuleContext) -> Candidate | None:
     new = _ARTICLE.sub("", match.group("new").strip())
     old = _ARTICLE.sub("", (match.group("old") or "").strip())
     if match.re is _COUNT_NOT:
+        if _REPORTED.search(text):
+            return None  # "your invoice charges us for 9 vans, not 8": what someone else said, not a correction
         old = f"{old} {match.group('unit')}"
     if not new or len(new.split()) > 6 or len(old.split()) > 6:
         return None

@@ -92,7 +92,7 @@ def find_dates(text: str, reference: date | None) -> list[DateMention]:
     """Date expressions in `text`, resolved against `reference` when given; "from X to Y" becomes one range."""
     past_tense = bool(_PAST_TENSE.search(text))
     mentions = [_mention(match, reference, past_tense) for match in _DATE.finditer(text) if not _ambiguous_may(match)]
-    return _join_ranges(text, mentions)
+    return _join_ranges(text, mentions, reference)
 
 
 _LEADING_OPENER = re.compile(r"(?:from|between)\s+", re.I)
@@ -134,14 +134,15 @@ def _ambiguous_may(match: re.Match) -> bool:
     return month == "may" and not match.group("md_d")
 
 
-def _join_ranges(text: str, mentions: list[DateMention]) -> list[DateMention]:
+def _join_ranges(text: str, mentions: list[DateMention], reference: date | None = None) -> list[DateMention]:
     joined: list[DateMention] = []
     for mention in mentions:
         previous = joined[-1] if joined else None
         if (previous and previous.text.lower() in WEEKDAYS and mention.text.lower() not in WEEKDAYS
                 and _WEEKDAY_BEFORE_DATE.match(text[previous.end:mention.start])):
             # "Thursday, March 6": one date, and the calendar date decides; the weekday picks its year
-            day, end_day = _year_of_weekday(mention.day, mention.end_day, WEEKDAYS.index(previous.text.lower()))
+            day, end_day = _year_of_weekday(mention.day, mention.end_day, WEEKDAYS.index(previous.text.lower()),
+                                            reference)
             joined[-1] = DateMention(text=text[previous.start:mention.end], start=previous.start, end=mention.end,
                                      past=mention.past, day=day, end_day=end_day, precision=mention.precision)
             continue
@@ -158,12 +159,14 @@ def _join_ranges(text: str, mentions: list[DateMention]) -> list[DateMention]:
     return joined
 
 
-def _year_of_weekday(day: date | None, end_day: date | None, weekday: int) -> tuple[date | None, date | None]:
-    """`day` moved to the year next to it in which it falls on `weekday`, when its own year's does not: "I've moved it
-    to Friday 24 April" said on 14 April 2026 is 2026's Friday, though the past tense first read it as 2025's."""
-    if day is None or day.weekday() == weekday:
+def _year_of_weekday(day: date | None, end_day: date | None, weekday: int,
+                     reference: date | None) -> tuple[date | None, date | None]:
+    """`day` moved on a year when the past tense read it as last year's and the weekday says it is this year's: "I've
+    moved it to Friday 24 April" said on 14 April 2026 is 2026's Friday. Any other mismatch (a wrong weekday in
+    "Friday 21 May") keeps the date as read."""
+    if day is None or reference is None or day.weekday() == weekday or day >= reference:
         return day, end_day
-    for year in (day.year + 1, day.year - 1):
+    for year in (day.year + 1,):
         try:
             moved = day.replace(year=year)
         except ValueError:  # 29 February

@@ -22,8 +22,11 @@ _SLOT_QUESTIONS = (
                          r"|\bbest\s+number\b", re.I)),
     ("address", re.compile(r"\b(?:your|the|new|delivery|shipping|postal|billing|home)\s+address\b|\bpost\s?code\b"
                            r"|\bzip\s+code\b", re.I)),
-    ("birthday", re.compile(r"\bdate\s+of\s+birth\b|\bbirth\s*date\b|\bDOB\b|\bbirthday\b|\bwhen\s+were\s+you\s+born\b",
-                            re.I)),
+    # Only theirs, and only a question asking no other date: "When is your son's birthday?", "what date did you
+    # order? I'll also need your date of birth" are not answered with the customer's birthday.
+    ("birthday", re.compile(r"^(?!.*\b(?:what|which)\s+(?:date|day)\b)(?!.*\bwhen\s+(?:did|was|is|will)\b).*(?:\byour\s+"
+                            r"(?:(?![\w-]+'s\b)[\w-]+\s+){0,5}?(?:date\s+of\s+birth|birth\s*date|DOB|birthday)\b"
+                            r"|\bwhen\s+were\s+you\s+born\b)", re.I | re.S)),
     ("time", re.compile(r"\b(?:best|good|convenient|preferred)\s+time\s+(?:to|for\s+us\s+to)\s+(?:reach|call|contact|ring"
                         r"|phone|get\s+hold\s+of)\s+you\b|\bwhen\s+(?:is|would\s+be)\s+(?:the\s+|a\s+)?(?:best|good)"
                         r"\s+(?:time\s+)?to\s+(?:reach|call|contact|ring)\s+you\b", re.I)),
@@ -39,7 +42,7 @@ _NAME_ANSWER = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|of\s+course|certainly|h
                           r"|this\s+is\s+|I'm\s+|I\s+am\s+)?(?P<name>[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){1,5})\s*$")
 # "New place is 5 Station Mews, ...", "the new flat's at ...": the answer may name what the address is of.
 _ADDRESS_ANSWER = re.compile(r"^(?:(?:sure|yes|ok|okay|it's|it\s+is|(?:the\s+|our\s+|my\s+)?new\s+(?:one|address|place|home"
-                             r"|house|flat|apartment|office|premises)(?:\s+is|'s)(?:\s+at)?)[\s,:.!-]+)*"
+                             r"|house|flat|apartment)(?:\s+is|'s)(?:\s+at)?)[\s,:.!-]+)*"
                              r"(?P<address>(?:(?:flat|apt|apartment|unit|suite|house|level)\s+\w+,?\s+)?\d+[a-z]?,?\s+[^\W\d_]"
                              r"[^,;]*?(?:,\s*[^,;]+?){0,3})$", re.I)
 # "Sure, it's 07700 900123": what may stand before a bare phone number or email address.
@@ -266,12 +269,6 @@ _PLAN_CHANGE_ASKED = re.compile(
     rf"(?:to|onto|on\s+to)\s+(?:the\s+|a\s+|an\s+)?(?P<new>{_PLAN_NAME})\s+(?P<noun>{_PLAN_NOUN})\b",
     re.I,
 )
-_CHANGE_MADE = re.compile(
-    r"\b(?:I've|I\s+have|we've|we\s+have|I|we)\s+(?:now\s+|just\s+|also\s+)?(?:switched|moved|upgraded|downgraded|changed"
-    r"|put|transferred|converted)\s+(?:you|your\s+(?:account|membership|subscription|plan))\b"
-    r"|\b(?:you're|you\s+are)\s+now\s+on\b|^(?:done|all\s+done|all\s+set)\b",
-    re.I,
-)
 _CHANGE_REFUSED = re.compile(r"\b(?:can't|cannot|can\s+not|unable|not\s+able|unfortunately|isn't\s+(?:possible|available)"
                              r"|not\s+(?:possible|available|eligible))\b", re.I)
 
@@ -290,7 +287,11 @@ def plan_change_asked(text: str) -> tuple[str, str] | None:
 
 
 def change_made(reply: str, new_value: str) -> bool:
-    """Whether the agent's `reply` says it made the change to `new_value` (named in it), not that it cannot."""
-    return (_CHANGE_MADE.search(reply) is not None and new_value.casefold() in reply.casefold()
-            and _CHANGE_REFUSED.search(reply) is None)
+    """Whether the agent's `reply` says it made the change to `new_value`, the switch aimed at it ("I've switched you
+    to Annual Pro", "you're now on Annual Pro"), not a quote, a waiting list or a refusal."""
+    value = re.escape(new_value)
+    made = re.search(rf"\b(?:switched|moved|upgraded|downgraded|changed|transferred|converted)\s+(?:you|your\s+(?:account"
+                     rf"|membership|subscription|plan))\s+(?:over\s+)?(?:to|onto|on\s+to)\s+(?:the\s+)?{value}\b"
+                     rf"|\b(?:you're|you\s+are)\s+now\s+on\s+(?:the\s+)?{value}\b", reply, re.I)
+    return made is not None and _CHANGE_REFUSED.search(reply) is None
 

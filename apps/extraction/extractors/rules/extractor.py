@@ -13,7 +13,7 @@ from apps.extraction.extractors.base import (
     ExistingMemory,
     covers,
 )
-from apps.extraction.extractors.rules import subjects
+from apps.extraction.extractors.rules import lexicon, subjects
 from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contacts
@@ -122,12 +122,15 @@ class RulesExtractor:
             asked = requested_slots(text) if message.role == "assistant" else []
             confirming = confirmation_asked(text) if message.role == "assistant" else []
         person = Person(known=(user_name or "").strip() or _stated_name(parsed))
-        # Whom "his/her number" means in a message that names no one: the contact named last in the batch, else the
-        # user's one known contact (a later session's "please delete her number").
-        talked_about = _only_known_contact(existing)
+        # Whom "delete her number" means in a message that names no one: the contact named last in the batch, else
+        # a known contact (an earlier session's) that this message or the agent's just before names.
+        talked_about = None
+        known_contacts = _known_contacts(existing)
         found: list[Candidate | PendingStatement] = []
-        for item in parsed:
-            found += _message_candidates(item, person, talked_about)
+        for index, item in enumerate(parsed):
+            before = parsed[index - 1].message.text if index and parsed[index - 1].message.role != "user" else ""
+            named_known = _named_known_contact(known_contacts, f"{before}\n{item.message.text}")
+            found += _message_candidates(item, person, talked_about or named_known)
             talked_about = _last_contact(item) or talked_about
         candidates = self._kept_statements(found)
         _add_resolved_dates(candidates)
@@ -214,11 +217,31 @@ def _last_contact(item: _Message) -> tuple[str, str | None] | None:
     return next((mention for mention in reversed(mentions) if mention), None)
 
 
-def _only_known_contact(existing: list[ExistingMemory]) -> tuple[str, None] | None:
-    """The relation of the user's one known contact ("contact:mother"), when their memories name exactly one."""
-    relations = {memory.subject.split(":")[1] for memory in existing
-                 if (memory.subject or "").startswith("contact:") and len(memory.subject.split(":")) > 1}
-    return (relations.pop(), None) if len(relations) == 1 else None
+def _known_contacts(existing: list[ExistingMemory]) -> set[tuple[str, str | None]]:
+    """(relation, name key or None) of each contact the user's memories keep ("contact:son:timur")."""
+    known = set()
+    for memory in existing:
+        parts = (memory.subject or "").split(":")
+        if parts[0] == "contact" and len(parts) > 1:
+            known.add((parts[1], parts[2] if len(parts) > 2 and parts[2] not in _CONTACT_ASPECTS else None))
+    return known
+
+
+_CONTACT_ASPECTS = frozenset("phone email address".split())
+
+
+def _named_known_contact(known: set[tuple[str, str | None]], text: str) -> tuple[str, str | None] | None:
+    """The one known contact `text` names, by a word for their relation ("Mum") or their name ("Timur"); None for
+    none or more than one."""
+    words = {word.casefold() for word in re.findall(r"[^\W\d_][\w'-]*", text)}
+    named = {(relation, name) for relation, name in known
+             if (name and set(name.split()) <= words) or any(
+                 lexicon.CONTACT_RELATIONS.get(word, ("",))[0] == relation for word in words)}
+    relations = {relation for relation, _ in named}
+    if len(relations) != 1:
+        return None
+    relation, name = sorted(named, key=lambda contact: contact[1] is None)[0]
+    return relation, name.title() if name else None
 
 
 def _message_candidates(item: _Message, person: Person,
@@ -230,6 +253,7 @@ def _message_candidates(item: _Message, person: Person,
     found: list[Candidate | PendingStatement] = []
     opening = True
     contact = None  # the contact the user last named in this message, for "his number is ..."
+    asks_to_confirm = message.role == "assistant" and _CONFIRM_ASKED.search(message.text or "") is not None
     admitted_error = False  # the user's sentence before said something was wrong: "X, not Y" next corrects it
     for line in item.lines:
         labelled = key_value_line(line.text, base)
@@ -252,7 +276,7 @@ def _message_candidates(item: _Message, person: Person,
                 admitted_error = bool(_ADMITS_ERROR.search(sentence.text))
                 found += stated + contacts_named_in_passing(sentence.text, ctx, stated)
             else:
-                restated = _restated(sentence, ctx)
+                restated = _restated(sentence, ctx, asks_to_confirm=asks_to_confirm)
                 updated = bool(restated) and agent_update_as_customer(sentence.text) is not None
                 for clause in sentence.clauses:
                     # "I've updated your mobile to ...": the customer's new value, not also an episode saying so
@@ -263,9 +287,11 @@ def _message_candidates(item: _Message, person: Person,
     return found
 
 
-def _restated(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
-    """Facts in the agent's restatement about the customer ("Your address is now ..."), trusted a little less."""
-    if ctx.role != "assistant" or not (as_customer := agent_readback_as_customer(sentence.text)
+def _restated(sentence: _Sentence, ctx: RuleContext, *, asks_to_confirm: bool = False) -> list[Candidate]:
+    """Facts in the agent's restatement about the customer ("Your address is now ..."), trusted a little less. A
+    reading of what is on file that the agent asks the customer to confirm ("I have you at 3 Old Road. Is that still
+    correct?") is the customer's only once they say yes (dialogue.confirmation_asked), never before: "No, we moved"."""
+    if ctx.role != "assistant" or not (as_customer := (None if asks_to_confirm else agent_readback_as_customer(sentence.text))
                                        or agent_statement_as_customer(sentence.text, sentence.clauses)
                                        or agent_update_as_customer(sentence.text)):
         return []
@@ -279,23 +305,32 @@ def _restated(sentence: _Sentence, ctx: RuleContext) -> list[Candidate]:
     return found
 
 
+_CONFIRM_ASKED = re.compile(r"\b(?:is|are|does)\s+(?:that|this|it|those|these)\s+(?:all\s+)?(?:still\s+)?(?:right|correct|ok"
+                            r"|okay|accurate|current|up\s+to\s+date|the\s+(?:best|right))\b[^?]*\?|\bstill\s+(?:the\s+best|"
+                            r"right|correct|current|valid|good)\b[^?]*\?|\bcan\s+you\s+confirm\b", re.I)
 _NAME_THEN_ADDRESS = re.compile(r"^(?P<name>(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*)){1,3}),\s+(?P<address>\d{1,5}[A-Za-z]?\s+"
                                 r"(?-i:[A-Z])[^,;]+(?:,\s*[^,;]+){0,3})$")
 _NOT_SIGNATURE_WORDS = frozenset("dear hi hello hey thanks thank morning evening afternoon good support team customer "
                                  "service sir madam all".split())
 # "I copied Imran's number wrongly. It is 07700 900 462, not 426.": the apology is in the sentence before.
-_ADMITS_ERROR = re.compile(r"\b(?:wrong(?:ly)?|incorrect(?:ly)?|by\s+mistake|a\s+mistake|my\s+mistake|typo|mis(?:typed"
-                           r"|spelt|spelled|read|heard|wrote)|mixed\s+(?:it\s+|them\s+)?up)\b", re.I)
+# Only the user's own mistake: "the letter had my name spelt wrong. It said Jonson, not Johnson." is a complaint.
+_ADMITS_ERROR = re.compile(r"\b(?:I|I've|I\s+have|I\s+had)\s+(?:[\w'-]+\s+){0,6}?(?:wrong(?:ly)?|incorrect(?:ly)?|by\s+mistake"
+                           r"|a\s+mistake|mis(?:typed|spelt|spelled|read|heard|wrote)|mixed\s+(?:it\s+|them\s+)?up)\b"
+                           r"|\bmy\s+(?:mistake|bad|typo|error)\b", re.I)
+# What may follow the admission as the corrected value: "it is ...", "that's ...", "it should be ...".
+_CORRECTED_VALUE = re.compile(r"^(?:it's|it\s+is|that's|that\s+is|it\s+should\s+be|the\s+(?:right|correct)\s+(?:one|\w+)"
+                              r"\s+is)\b", re.I)
 
 
 def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_error: bool = False,
                    ) -> list[Candidate | PendingStatement]:
-    if (fix := correction(f"Sorry, {sentence.text}" if after_admitted_error else sentence.text, ctx)) is not None:
+    apologised = after_admitted_error and _CORRECTED_VALUE.match(sentence.text)
+    if (fix := correction(f"Sorry, {sentence.text}" if apologised else sentence.text, ctx)) is not None:
         return [fix]
     # "I made a mistake with my phone number last time, it is ... 2814, not 2841": the admission in the same sentence
     admission = _ADMITS_ERROR.search(sentence.text)
     if admission and (rest := re.split(r"[,;:]\s+", sentence.text[admission.end():], maxsplit=1)[1:]) and (
-            fix := correction(f"Sorry, {rest[0]}", ctx)) is not None:
+            _CORRECTED_VALUE.match(rest[0])) and (fix := correction(f"Sorry, {rest[0]}", ctx)) is not None:
         return [fix]
     if mid := split_mid_correction(sentence.text):  # "send them to a@x.com, no sorry, it's b@x.com"
         before, old_value, new_value = mid
@@ -618,20 +653,20 @@ def _pin_retractions(candidates: list[Candidate], existing: list[ExistingMemory]
 # "Booked for the user: gas safety check for Wednesday 22 April" / later "The assistant moved the gas safety check to
 # Friday 24 April": a booking is keyed by what is booked and its date, so a second booking of the same kind on another
 # day stands beside the first, and a move takes the subject of the booking it moves, which it then supersedes.
-_BOOKED_THING = re.compile(r"^Booked for [^:]+:\s+(?:(?:the|a|an|your|their)\s+)?(?P<thing>[^,;]+?)\s+(?:for|on|at|with|in"
+_BOOKED_THING = re.compile(r"^Booked for [^:]+:\s+(?:(?:the|a|an|your|their)\s+)?(?P<thing>[^,;]+?)\s+(?:for|on|with"
                            r"|from|every|starting)\b", re.I)
 _MOVED_THING = re.compile(r"^(?:The assistant|Support)(?:\s+\w+)?\s+(?:moved|rescheduled|pushed\s+back|brought\s+forward)"
                           r"\s+(?:the user's\s+|their\s+|the\s+|[\w' -]+?'s\s+)?(?P<thing>[^,;]+?)\s+(?:to|there|until|from"
                           r"|for|on)\b", re.I)
-_BOOKING_KEY_STOPS = frozenset("with at in for on from by to every starting".split())
+_BOOKING_KEY_STOPS = frozenset("with for on from by to every starting".split())
 
 
 def _booking_key(thing: str) -> str | None:
     words = []
     for word in re.findall(r"[\w'-]+", thing.casefold()):
-        if word in _BOOKING_KEY_STOPS or len(words) == 3:
+        if word in _BOOKING_KEY_STOPS or len(words) == 5:
             break
-        words.append(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+        words.append(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "'s")) else word)
     return " ".join(words) if words and words[0] not in ("it", "that", "this", "them", "one") else None
 
 
@@ -646,7 +681,10 @@ def _key_bookings(candidates: list[Candidate], existing: list[ExistingMemory]) -
         if key is None:
             continue
         prefix = f"booking:{key}:"
-        before = next((subject for subject in reversed(known) if subject.startswith(prefix)), None)
+        matching = {subject for subject in known if subject.startswith(prefix)}
+        # two bookings it could be ("the table" at two restaurants): move none rather than the wrong one
+        before = next((subject for subject in reversed(known) if subject.startswith(prefix)), None) if len(
+            matching) == 1 else None
         candidate.subject = before if moved and before else f"{prefix}{candidate.metadata.get('date', 'undated')}"
         known.append(candidate.subject)
 

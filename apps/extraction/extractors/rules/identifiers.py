@@ -202,14 +202,19 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
 _PLATE = re.compile(
     r"\b(?i:reg(?:istration)?(?:\s+(?:number|no\.?|plate|mark))?|(?:number|licen[cs]e|registration)\s+plate"
     r"|plates?(?:\s+number)?)\s*(?i:is\s+|was\s+|:\s*|-\s+)?"
-    r"(?P<value>(?=[A-Z0-9 -]{0,9}\d)(?=[A-Z0-9 -]{0,9}[A-Z])[A-Z0-9]{2,4}(?:[ -][A-Z0-9]{2,4})?)(?![\w-])"
+    r"(?P<value>(?=[A-Z0-9 -]{0,9}\d)(?=[A-Z0-9 -]{0,9}[A-Z])[A-Z0-9]{2,4}[ -][A-Z0-9]{2,4})(?![\w-])"
 )
+# "company registration number SC12 3456", "our VAT reg GB12 3456": registrations that are no number plate.
+_NOT_A_VEHICLE = re.compile(r"\b(?:company|companies|vat|business|charity|tax|course|class|event|school|domain|trade"
+                            r"|student)\W+(?:\w+\W+)?$", re.I)
 
 
 def _plates(text: str, ctx: RuleContext, confidence: float) -> list[Candidate]:
     found = []
     for match in _PLATE.finditer(text):
         plate = match.group("value")
+        if _NOT_A_VEHICLE.search(text[max(0, match.start() - 30):match.start()]):
+            continue
         found.append(ctx.candidate(f"{ctx.person.possessive} vehicle registration is {plate}", confidence=confidence,
                                    rule="identifier.plate", subject=identifier_subject("plate", plate),
                                    tags=("identifier", "vehicle"), metadata={"kind": "plate", "identifier": plate}))

@@ -365,7 +365,10 @@ _STATES = re.compile(r"\b(?:is|are|was|were|will|goes|go)\b|:", re.I)
 _YOUR_DETAIL = re.compile(r"^(?:also\s+)?your\s+(?P<noun>[\w -]{2,30}?)$", re.I)
 # "I've removed your date of birth from our records": a detail named by its kind (lexicon.SUBJECT_NOUNS), not a fee.
 _REMOVED_DETAIL = re.compile(r"\b(?:removed|deleted|erased)\s+(?:also\s+)?your\s+(?:" + "|".join(
-    re.escape(noun) for noun in sorted(lexicon.SUBJECT_NOUNS, key=len, reverse=True)) + r")\b", re.I)
+    re.escape(noun) for noun in sorted(lexicon.SUBJECT_NOUNS, key=len, reverse=True)) + r")\b"
+    # only from what is known of them: "from our mailing list", "from this order's instructions" keep it
+    r"(?=\s+(?:from\s+(?:our|your|the)\s+(?:records?|account|file|system|profile|details|database)\b)|\s*[.;,]|\s*$)",
+    re.I)
 
 
 def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
