@@ -495,3 +495,8 @@ def test_a_sign_in_address_the_user_gives_is_their_email():
     candidates = extract_one("Gustavo Lima, practice manager. Login is g.lima@clinic.example")
 
     assert [c.metadata.get("value") for c in candidates if c.subject == "email"] == ["g.lima@clinic.example"]
+
+
+@pytest.mark.parametrize("text", ["I don't have the receipt anymore.", "I don't have time anymore."])
+def test_no_product_named_is_no_tool_given_up(text):
+    assert [c.action for c in extract_one(text)] == []

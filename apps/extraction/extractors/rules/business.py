@@ -263,6 +263,8 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
         if not old:
             return []
         kind = "plan" if re.search(rf"\b(?:{_PLAN_NOUNS})s?\b", old, re.I) else "tool"
+        if kind == "tool" and not ctx.lowercase and not re.search(r"[A-Z]", old):
+            return []  # "I don't have the receipt anymore", "... time anymore": no product named, nothing to retract
         value = re.sub(rf"\s+(?:{_PLAN_NOUNS})s?$", "", old, flags=re.I) if kind == "plan" else old
         return [ctx.candidate(person.sentence(f"no longer uses {old}"), confidence=0.85, rule=f"business.{kind}.stop",
                               subject=kind, tags=("retraction",), metadata={"value": value}, action="delete")]
