@@ -72,6 +72,18 @@ _YES = re.compile(rf"^(?:{_AFFIRMATIVE}|correct|that's\s+(?:right|correct)|that\
 _LABELS = {"address": "address", "phone": "phone number", "email": "email address"}
 
 
+# Any request to confirm what the agent just read out ("Is that all correct?", "still the best number?", "can you
+# confirm ..."): confirmation_asked reads the values of such questions; a reading followed by one waits for the yes.
+_ASKS_TO_CONFIRM = re.compile(r"\b(?:is|are|does)\s+(?:that|this|it|those|these)\s+(?:all\s+)?(?:still\s+)?(?:right|correct"
+                              r"|ok|okay|accurate|current|up\s+to\s+date|the\s+(?:best|right))\b[^?]*\?|\bstill\s+(?:the\s+best"
+                              r"|right|correct|current|valid|good)\b[^?]*\?|\bcan\s+you\s+confirm\b", re.I)
+
+
+def asks_to_confirm_reading(text: str) -> bool:
+    """Whether an agent message asks the customer to confirm what it says (then its readings are not yet theirs)."""
+    return _ASKS_TO_CONFIRM.search(text) is not None or _IS_THAT_RIGHT.search(text) is not None
+
+
 def confirmation_asked(question: str | None) -> list[tuple[str, str, str]]:
     """(slot, label, value) for each value about the customer the agent asks them to confirm; the label keeps the
     agent's own words for the kind ("home number") so that two numbers confirmed together stay two."""

@@ -24,6 +24,7 @@ from apps.extraction.extractors.rules.dialogue import (
     agent_readback_as_customer,
     agent_statement_as_customer,
     agent_update_as_customer,
+    asks_to_confirm_reading,
     change_made,
     confirmation_asked,
     confirmed_statements,
@@ -253,7 +254,7 @@ def _message_candidates(item: _Message, person: Person,
     found: list[Candidate | PendingStatement] = []
     opening = True
     contact = None  # the contact the user last named in this message, for "his number is ..."
-    asks_to_confirm = message.role == "assistant" and _CONFIRM_ASKED.search(message.text or "") is not None
+    asks_to_confirm = message.role == "assistant" and asks_to_confirm_reading(message.text or "")
     admitted_error = False  # the user's sentence before said something was wrong: "X, not Y" next corrects it
     for line in item.lines:
         labelled = key_value_line(line.text, base)
@@ -305,9 +306,6 @@ def _restated(sentence: _Sentence, ctx: RuleContext, *, asks_to_confirm: bool = 
     return found
 
 
-_CONFIRM_ASKED = re.compile(r"\b(?:is|are|does)\s+(?:that|this|it|those|these)\s+(?:all\s+)?(?:still\s+)?(?:right|correct|ok"
-                            r"|okay|accurate|current|up\s+to\s+date|the\s+(?:best|right))\b[^?]*\?|\bstill\s+(?:the\s+best|"
-                            r"right|correct|current|valid|good)\b[^?]*\?|\bcan\s+you\s+confirm\b", re.I)
 _NAME_THEN_ADDRESS = re.compile(r"^(?P<name>(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*)){1,3}),\s+(?P<address>\d{1,5}[A-Za-z]?\s+"
                                 r"(?-i:[A-Z])[^,;]+(?:,\s*[^,;]+){0,3})$")
 _NOT_SIGNATURE_WORDS = frozenset("dear hi hello hey thanks thank morning evening afternoon good support team customer "
@@ -683,8 +681,7 @@ def _key_bookings(candidates: list[Candidate], existing: list[ExistingMemory]) -
         prefix = f"booking:{key}:"
         matching = {subject for subject in known if subject.startswith(prefix)}
         # two bookings it could be ("the table" at two restaurants): move none rather than the wrong one
-        before = next((subject for subject in reversed(known) if subject.startswith(prefix)), None) if len(
-            matching) == 1 else None
+        before = matching.pop() if len(matching) == 1 else None
         candidate.subject = before if moved and before else f"{prefix}{candidate.metadata.get('date', 'undated')}"
         known.append(candidate.subject)
 
