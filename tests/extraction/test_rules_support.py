@@ -1316,3 +1316,100 @@ def test_a_wrong_weekday_keeps_the_date_as_read():
     from apps.extraction.extractors.rules.dates import find_dates
 
     assert [m.day for m in find_dates("My appointment is on Friday 21 May.", date(2026, 5, 4))] == [date(2026, 5, 21)]
+
+
+# --- Names the agent's reply confirms ------------------------------------------------------------------------------
+
+
+def _dialogue(*turns, existing=()):
+    messages = [ConversationMessage(seq=i + 1, role=role, text=text, created_at=SENT_AT)
+                for i, (role, text) in enumerate(turns)]
+    return extractor.extract(messages=messages, existing=list(existing))
+
+
+@pytest.mark.parametrize(("said", "reply", "name"), [
+    ("Hello, rewards member 55 0192. Oskar Lindqvist. I'd like to change my room preferences.",
+     "Good afternoon Oskar, of course.", "Oskar Lindqvist"),
+    ("Hi, Nadia El Amrani, booking ref QZ9981, calling about my stay.", "Thanks, Nadia. What can I do?",
+     "Nadia El Amrani"),
+    ("I need to move my delivery. Tadeusz Wójcik-Nowak.", "Hello Mr Wójcik-Nowak, let me look.", "Tadeusz Wójcik-Nowak"),
+    ("I'm cancelling, the gym is too far now. Keira Mbeki, I go to the riverside branch.", "Sorry to see you go, Keira.",
+     "Keira Mbeki"),
+])
+def test_a_name_given_on_its_own_is_the_users_when_the_agent_calls_them_by_it(said, reply, name):
+    candidates = _dialogue(("user", said), ("assistant", reply))
+
+    assert one(candidates, "name").metadata["value"] == name
+
+
+@pytest.mark.parametrize(("said", "reply"), [
+    ("Another admin can confirm: Lena Fischer, our office manager, she has access.", "Sent to Lena."),
+    ("Another admin can confirm: Lena Fischer, our office manager, she has access.", "Hi Lena, welcome."),
+    ("We're moving to Port Talbot. Can you update the account?", "Hello, Port Talbot is in our area."),
+    ("Please send it to Lena Fischer.", "Hi Lena."),
+    ("Please forward the invoice. Oskar Lindqvist.", "Sent to Oskar Lindqvist's inbox."),
+])
+def test_a_name_the_agent_does_not_call_the_user_by_is_not_theirs(said, reply):
+    assert not [c for c in _dialogue(("user", said), ("assistant", reply)) if c.subject == "name"]
+
+
+def test_part_of_the_known_name_does_not_replace_it():
+    known = _known("The user's name is Tadeusz Wójcik-Nowak", "name")
+
+    candidates = _dialogue(("user", "Hi, Tadeusz Nowak here, about my delivery."), existing=[known])
+
+    assert not [c for c in candidates if c.subject == "name"]
+
+
+# --- Contacts who work with the user, and forgetting their details ------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "relation", "name"), [
+    ("Statements go to our payroll contact, Wilhelmina Achterberg, w.achterberg@example.nl.", "payroll contact",
+     "Wilhelmina Achterberg"),
+    ("Copy in my main person there, Joaquín Beltrán.", None, None),
+    ("My tax person is Aiko Tanaka, aiko@example.jp.", "tax person", "Aiko Tanaka"),
+])
+def test_a_contact_named_by_what_they_do_for_the_user(text, relation, name):
+    contacts = [c for c in extract(text) if (c.subject or "").startswith("contact:")]
+
+    assert [(c.metadata["relation"], c.metadata["name"]) for c in contacts] == ([(relation, name)] if name else [])
+
+
+def test_his_email_can_come_off_the_system_forgets_the_contact_named_before():
+    candidates = _dialogue(
+        ("user", "Statements go to our payroll contact, Dmitri Sokolov, d.sokolov@example.com."),
+        ("assistant", "Saved."),
+        ("user", "Dmitri retired last month. His email can come off your system."))
+
+    [forget] = [c for c in candidates if c.action == "delete"]
+    assert (forget.metadata["person"], forget.metadata["detail"]) == ("Dmitri Sokolov", "email")
+
+
+def test_his_email_in_a_later_session_reaches_the_known_contact_named_by_first_name():
+    known = _known("The user's payroll contact is Dmitri Sokolov (d.sokolov@example.com)",
+                   "contact:payroll contact:dmitri sokolov")
+
+    candidates = _dialogue(("user", "Dmitri retired. His email should be deleted."), existing=[known])
+
+    [forget] = [c for c in candidates if c.action == "delete"]
+    assert (forget.metadata["person"], forget.metadata["detail"]) == ("Dmitri Sokolov", "email")
+
+
+def test_her_email_too_after_taking_her_off_the_account_is_forgotten():
+    candidates = _dialogue(
+        ("user", "Invoices go to our billing contact, Ingrid Halvorsen, ingrid.h@example.no."),
+        ("assistant", "Noted."),
+        ("user", "Please take Ingrid off my account, her email too, she has left."))
+
+    assert [(c.metadata.get("person"), c.metadata.get("detail")) for c in candidates if c.action == "delete"] == [
+        ("Ingrid Halvorsen", "email")]
+
+
+def test_a_pronoun_with_no_removal_asked_forgets_nothing():
+    candidates = _dialogue(
+        ("user", "Invoices go to our billing contact, Ingrid Halvorsen, ingrid.h@example.no."),
+        ("assistant", "Noted."),
+        ("user", "Her email can be found on the invoice too."))
+
+    assert not [c for c in candidates if c.action == "delete"]

@@ -57,8 +57,9 @@ _FORGET = re.compile(
     r"|^I\s+(?:no\s+longer|don't|do\s+not)\s+want\s+(?P<what9>.+?)\s+(?:listed|named|kept|included|on\s+(?:file|record"
     r"|the\s+account|my\s+account))(?:\s+as\s+.+|\s+on\s+.+)?$"
     # "my old email j.doe@example.com should be removed", "his number can be deleted now"
-    r"|^(?P<what8>(?:my|our|the|his|her|their)\b.+?)\s+(?:should|can|must|needs\s+to|has\s+to|could)\s+(?:be\s+)?"
-    r"(?:removed|deleted|erased|forgotten|taken\s+off|wiped|purged)\b.*$",
+    r"|^(?P<what8>(?:(?:my|our|the|his|her|their)\b|(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*)){0,2}'s\s).+?)"
+    r"\s+(?:should|can|must|needs\s+to|has\s+to|could)\s+(?:be\s+)?"
+    r"(?:removed|deleted|erased|forgotten|taken\s+off|wiped|purged|come\s+off|come\s+out)\b.*$",
     re.I,
 )
 _RECORDS = re.compile(r"\s+(?:from|off|in|on)\s+(?:your|the|my|our)\s+(?:(?:authori[sz]ed|emergency|account)\s+)?"
@@ -115,16 +116,24 @@ def sentence_command(sentence: str, clauses: list[Clause], ctx: RuleContext,
     return parsed
 
 
+_ALSO = re.compile(r"^(?:and\s+)?(?P<what>(?:my|our|his|her|their|(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*)){0,2}'s)\s+.+?)"
+                   r"\s+(?:too|as\s+well|also)$", re.I)
+
+
 def _clause_forgets(clauses: list[Clause], ctx: RuleContext, clause_rules) -> list[Candidate] | None:
     """The forget requests in the clauses of the sentence, with the other clauses read as usual; None for none.
     "Remove him from the family plan, and you can forget his email as well": the second clause is the one that asks
     for something known to go, so every clause that asks is read, not only the first."""
     asked: dict[int, list[Candidate]] = {}
     nouns = []
+    requested = False
     for index, clause in enumerate(clauses):
         what = forget_request(clause.text)
+        if what is None and requested and (also := _ALSO.match(strip_filler(clause.text).rstrip(" .!"))):
+            what = also.group("what")  # "take Sam off the account, his email too": the email is asked to go too
         if what is None:
             continue
+        requested = True
         named = _named_before(clauses[:index]) if _DEICTIC.fullmatch(what) else None
         if named:  # "and the work email, please take it out from my file": "it" is the work email
             what = named
@@ -139,6 +148,9 @@ def _clause_forgets(clauses: list[Clause], ctx: RuleContext, clause_rules) -> li
         else:  # "get rid of my landline number, it's been cut off": what comes before the comma
             asked[index] = _forget(what, ctx, clause_rules) or (
                 _forget(what.split(", ", 1)[0], ctx, clause_rules) if ", " in what else [])
+            for piece in clause.text.split(", ")[1:]:  # "take Sam off the account, his email too"
+                if also := _ALSO.match(strip_filler(piece).rstrip(" .!")):
+                    asked[index] += _forget(also.group("what"), ctx, clause_rules)
         nouns.append(_forgotten_noun(what))
         if asked[index]:
             break  # one request per sentence: what follows it is read as usual

@@ -10,7 +10,7 @@ import re
 
 from apps.extraction.extractors.rules.addresses import address_value
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
-from apps.extraction.extractors.rules.text import Clause
+from apps.extraction.extractors.rules.text import NAME_PARTICLES, Clause
 
 # What an agent's question asks for, in the order the slots are tried on the answer.
 _SLOT_QUESTIONS = (
@@ -307,3 +307,35 @@ def change_made(reply: str, new_value: str) -> bool:
                      rf"|\b(?:you're|you\s+are)\s+now\s+on\s+(?:the\s+)?{value}\b", reply, re.I)
     return made is not None and _CHANGE_REFUSED.search(reply) is None
 
+
+
+# "Hi, Rohan Deshpande, rewards number ..." / "Good morning Rohan.": a name standing alone between commas or stops
+# in the customer's message is theirs when the agent's reply calls them by it (first name, or title and surname).
+_NAME_PIECE = re.compile(r"[^,.;:!?\n()]+")
+_NAME_TOKEN = r"(?-i:[^\W\d_a-z][^\W\d_]*(?:['-][^\W\d_]+)*)"
+_STANDALONE_NAME = re.compile(rf"^{_NAME_TOKEN}(?:\s+(?:{_NAME_TOKEN}|{'|'.join(sorted(NAME_PARTICLES))})){{1,4}}$")
+_TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?"
+
+
+def addressed_name(text: str, reply: str | None) -> str | None:
+    """The name the customer gives on its own in `text` ("..., Rohan Deshpande, ...") when the agent's `reply`
+    addresses them by it ("Good morning Rohan."), as their statement "My name is Rohan Deshpande"."""
+    if not reply:
+        return None
+    for piece in _NAME_PIECE.findall(text):
+        words = piece.split()
+        if not _STANDALONE_NAME.match(" ".join(words)) or words[-1].lower() in NAME_PARTICLES:
+            continue
+        if _DESCRIBED.match(text[text.find(piece) + len(piece):]):
+            continue  # "Claire Dunmore, our finance director, ...": someone else, described
+        called = rf"(?:{re.escape(words[0])}|{_TITLES}\s+{re.escape(words[-1])})"
+        if re.search(rf"(?:^|{_GREETING}[\s,]+|,\s+){called}(?=\s*(?:[,.!?]|$))", reply):
+            return f"My name is {' '.join(words)}"
+    return None
+
+
+# How an agent calls a customer by name: at the start of its reply or after a greeting ("Good morning Rohan."), or
+# closing a sentence after a comma ("We look forward to it, Rohan."); "Sent to Claire." calls no one.
+_GREETING = (r"(?i:\b(?:hi|hello|hey|dear|morning|afternoon|evening|thanks|thank\s+you|welcome(?:\s+back)?|congratulations"
+             r"|congrats|sorry|ok|okay|great|sure|of\s+course|no\s+problem|certainly|absolutely|perfect|noted)\b)")
+_DESCRIBED = re.compile(r"^\s*,\s*(?:(?:our|my|his|her|their|the)\s|who\b|she\b|he\b)", re.I)

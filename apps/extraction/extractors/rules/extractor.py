@@ -21,6 +21,7 @@ from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.corrections import apply_corrections, correction, split_mid_correction
 from apps.extraction.extractors.rules.dates import with_resolved_date
 from apps.extraction.extractors.rules.dialogue import (
+    addressed_name,
     agent_readback_as_customer,
     agent_statement_as_customer,
     agent_update_as_customer,
@@ -116,10 +117,14 @@ class RulesExtractor:
         for index, message in enumerate(said):
             text = normalise_text(message.text)
             answers = slot_statements(text, asked) if message.role == "user" else []
+            afterwards: list[str] = []
             if message.role == "user":
                 answers += confirmed_statements(text, confirming, answers)
-                answers += _changes_made(text, said[index + 1] if index + 1 < len(said) else None)
-            parsed.append(_parse(message, text, answers))
+                reply = said[index + 1] if index + 1 < len(said) else None
+                answers += _changes_made(text, reply)
+                if reply is not None and reply.role == "assistant" and (name := addressed_name(text, reply.text)):
+                    afterwards.append(name)  # after the message, so that its first sentence still opens it
+            parsed.append(_parse(message, text, answers, afterwards))
             asked = requested_slots(text) if message.role == "assistant" else []
             confirming = confirmation_asked(text) if message.role == "assistant" else []
         person = Person(known=(user_name or "").strip() or _stated_name(parsed))
@@ -131,13 +136,14 @@ class RulesExtractor:
         for index, item in enumerate(parsed):
             before = parsed[index - 1].message.text if index and parsed[index - 1].message.role != "user" else ""
             named_known = _named_known_contact(known_contacts, f"{before}\n{item.message.text}")
-            found += _message_candidates(item, person, talked_about or named_known)
-            talked_about = _last_contact(item) or talked_about
+            said_here = _message_candidates(item, person, talked_about or named_known)
+            found += said_here
+            talked_about = _last_contact(item, said_here) or talked_about
         candidates = self._kept_statements(found)
         _add_resolved_dates(candidates)
         candidates = _without_mentions_of_own_emails(_merge_duplicates(apply_corrections(candidates, existing)))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
-        candidates = _another_number_is_not_a_change(candidates, existing)
+        candidates = _another_number_is_not_a_change(_shortened_names(candidates, existing), existing)
         _key_bookings(candidates, existing)
         return _honour_forgets(_pin_retractions(candidates, existing), existing)
 
@@ -167,11 +173,12 @@ def _changes_made(text: str, reply: ConversationMessage | None) -> list[str]:
     return [statement] if change_made(normalise_text(reply.text), new_value) else []
 
 
-def _parse(message: ConversationMessage, text: str, answers: list[str] = ()) -> _Message:
+def _parse(message: ConversationMessage, text: str, answers: list[str] = (), afterwards: list[str] = ()) -> _Message:
     """The lines, sentences and clauses of the message, whose normalised text is `text`; `answers` (bare answers to
-    the agent's question, restated as "My name is ...") come first, as if the customer had said them."""
+    the agent's question, restated as "My name is ...") come first, as if the customer had said them, and
+    `afterwards` (what the agent's reply shows the message said) last."""
     lines = []
-    for line in [*(f"{answer}." for answer in answers), *text.split("\n")]:
+    for line in [*(f"{answer}." for answer in answers), *text.split("\n"), *(f"{said}." for said in afterwards)]:
         line = _BULLET.sub("", line)
         if line.strip():
             sentences = [_Sentence(text=sentence, clauses=split_clauses(sentence))
@@ -210,12 +217,18 @@ def _stated_name(parsed: list[_Message]) -> str | None:
     return name
 
 
-def _last_contact(item: _Message) -> tuple[str, str | None] | None:
-    """The contact a user message names last ("my son Timur"), or None (an agent's message: None)."""
+def _last_contact(item: _Message, said: list) -> tuple[str, str | None] | None:
+    """The contact a user message names last ("my son Timur", or "our billing contact, Sam Ito" that a rule found in
+    what it `said`), or None (an agent's message: None)."""
     if item.message.role != "user":
         return None
     mentions = [mentioned_contact(sentence.text) for line in item.lines for sentence in line.sentences]
-    return next((mention for mention in reversed(mentions) if mention), None)
+    if mention := next((mention for mention in reversed(mentions) if mention), None):
+        return mention
+    named = [(candidate.metadata["relation"], candidate.metadata["name"]) for candidate in said
+             if isinstance(candidate, Candidate) and candidate.action == "add" and candidate.metadata.get("name")
+             and candidate.metadata.get("relation") and (candidate.subject or "").startswith("contact:")]
+    return named[-1] if named else None
 
 
 def _known_contacts(existing: list[ExistingMemory]) -> set[tuple[str, str | None]]:
@@ -232,11 +245,11 @@ _CONTACT_ASPECTS = frozenset("phone email address".split())
 
 
 def _named_known_contact(known: set[tuple[str, str | None]], text: str) -> tuple[str, str | None] | None:
-    """The one known contact `text` names, by a word for their relation ("Mum") or their name ("Timur"); None for
-    none or more than one."""
+    """The one known contact `text` names, by a word for their relation ("Mum") or their (first) name ("Timur");
+    None for none or more than one."""
     words = {word.casefold() for word in re.findall(r"[^\W\d_][\w'-]*", text)}
     named = {(relation, name) for relation, name in known
-             if (name and set(name.split()) <= words) or any(
+             if (name and name.split()[0] in words) or any(
                  lexicon.CONTACT_RELATIONS.get(word, ("",))[0] == relation for word in words)}
     relations = {relation for relation, _ in named}
     if len(relations) != 1:
@@ -616,6 +629,26 @@ def pin_replacements(candidates: list[Candidate], existing: list[ExistingMemory]
         if subject:
             candidate.subject = subject
     return candidates
+
+
+def _shortened_names(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
+    """"Hi, Gustavo Lima" after "Gustavo Brandão Lima": part of the name already known is the same name, not a new
+    one to replace it with."""
+    known = [_name_parts(memory.content.split(" is ", 1)[-1]) for memory in existing if memory.subject == "name"]
+    kept = []
+    for candidate in candidates:
+        value = str(candidate.metadata.get("value") or "")
+        if candidate.action == "add" and candidate.subject == "name" and value:
+            words = _name_parts(value)
+            if any(words < name for name in known):
+                continue
+            known.append(words)
+        kept.append(candidate)
+    return kept
+
+
+def _name_parts(name: str) -> set[str]:
+    return set(re.split(r"[\s-]+", name.casefold().strip()))
 
 
 def _pin_retractions(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:

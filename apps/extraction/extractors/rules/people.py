@@ -117,11 +117,12 @@ _NAMED_IN_PASSING_LOWER = re.compile(
     _OUR_RELATION + r"(?P<name>[^\W\d_][\w'-]*)(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|who|is|has|was|will|can|needs?|wants?)\b)",
     re.I,
 )
-# "our head chef Ana Lopes", "my finance director, Dr. Sam Ito", "our buyer is Sam Okafor": someone who works with or
-# for the user.
+# "our head chef Ana Lopes", "my finance director, Dr. Sam Ito", "our buyer is Sam Okafor", "our billing contact, Sam
+# Ito" (a person or contact only with what they are for): someone who works with or for the user.
 _STAFF_HEADS = "|".join(sorted((re.escape(word) for word in lexicon.JOB_HEADS), key=len, reverse=True))
 _STAFF_NAMED = re.compile(
-    rf"\b(?:my|our)\s+(?P<relation>(?-i:[a-z-]+\s+){{0,2}}?(?:{_STAFF_HEADS}))(?!'s)\b(?:,\s*|\s+(?:is|'s)\s+|\s+)"
+    rf"\b(?:my|our)\s+(?P<relation>(?-i:[a-z-]+\s+){{0,2}}?(?:{_STAFF_HEADS})|(?-i:[a-z-]+\s+){{1,2}}?(?:person|contact"
+    rf"|guy|lady|rep))(?!'s)\b(?:,\s*|\s+(?:is|'s)\s+|\s+)"
     rf"(?:{_TITLE})?"
     + _CAPITALISED_NAME,
     re.I,
@@ -201,12 +202,18 @@ def with_pronouns_resolved(text: str, mention: tuple[str, str | None] | None, *,
     relation, name = mention
     fits = {"his": relation not in lexicon.FEMALE_RELATIONS, "her": relation not in lexicon.MALE_RELATIONS,
             "their": relation not in lexicon.MALE_RELATIONS | lexicon.FEMALE_RELATIONS}
-    owner = f"my {relation}" + (f" {name}" if name else "") + "'s "
+    # "my son Timur's number"; someone who works with the user by their name alone ("Sam Ito's email"), as no
+    # pattern reads "my billing contact Sam Ito's"
+    owner = f"{name}'s " if name and relation not in lexicon.CONTACT_RELATIONS else (
+        f"my {relation}" + (f" {name}" if name else "") + "'s ")
 
     def resolved(match: re.Match) -> str:
         before = text[:match.start()]
         after_verb = not re.search(r"(?:^|[,;:]\s|\band\s)$", before)
-        if requests_only and (not after_verb or _ASKING.search(before)):
+        # "his email can come off your system", "take Sam off the account, his email too"
+        asked = after_verb or _TO_BE_REMOVED.match(text[match.end():]) or (
+            _ALSO_TAKEN.match(text[match.end():]) and _REMOVAL_BEFORE.search(before))
+        if requests_only and (not asked or _ASKING.search(before)):
             # a contact named in an earlier message: only "delete her number" reaches them, and not where the
             # sentence says who asks ("Tomasz asks ...: please don't keep his mobile": someones_detail reads that)
             return match.group(0)
@@ -217,6 +224,12 @@ def with_pronouns_resolved(text: str, mention: tuple[str, str | None] | None, *,
         return owner
 
     return _PRONOUN_DETAIL.sub(resolved, text)
+
+
+_ALSO_TAKEN = re.compile(r"(?:[\w-]+\s+){1,3}?(?:too|as\s+well)\b", re.I)
+_REMOVAL_BEFORE = re.compile(r"\b(?:take|get|remove|delete|erase|wipe|forget|scrub|purge|drop|strike|cross)\b", re.I)
+_TO_BE_REMOVED = re.compile(r"(?:[\w-]+\s+){1,3}?(?:should|can|must|needs\s+to|has\s+to|could)\s+(?:be\s+)?(?:removed"
+                            r"|deleted|erased|forgotten|taken\s+off|wiped|purged|come\s+off|come\s+out)\b", re.I)
 
 
 # "my wife's mobile number", "Gareth Pryce's details", "her email" (with who "her" is): what a forget request names.
