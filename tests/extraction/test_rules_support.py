@@ -1413,3 +1413,34 @@ def test_a_pronoun_with_no_removal_asked_forgets_nothing():
         ("user", "Her email can be found on the invoice too."))
 
     assert not [c for c in candidates if c.action == "delete"]
+
+
+def test_someone_the_agent_assigns_to_the_user_is_their_contact():
+    candidates = _dialogue(("user", "Any news on my case?"),
+                           ("assistant", "Yes: your caseworker will be Priyanka Nair, p.nair@example.org."))
+
+    contact = one(candidates, "contact:caseworker:priyanka nair")
+    assert contact.metadata["email"] == "p.nair@example.org" and contact.metadata["restated_by_agent"] is True
+
+
+def test_a_new_holder_of_a_role_replaces_the_one_before_and_no_other():
+    known = [_known("The user's account manager is Olu Bello (olu@example.com)", "contact:account manager:olu bello"),
+             _known("The user's accountant is Mia Roth", "contact:accountant")]
+
+    candidates = _dialogue(("assistant", "Olu has moved on, so your manager is now Hana Kim, hana@example.com."),
+                           existing=known)
+
+    assert one_named(candidates, "Hana Kim").subject == "contact:account manager:olu bello"
+
+
+def test_a_second_holder_of_a_role_replaces_no_one():
+    known = [_known("The user's finance officer is Olu Bello", "contact:finance officer:olu bello")]
+
+    candidates = _dialogue(("user", "Invoices can also go to our payroll officer, Hana Kim."), existing=known)
+
+    assert one_named(candidates, "Hana Kim").subject == "contact:payroll officer:hana kim"
+
+
+def one_named(candidates, name):
+    [candidate] = [c for c in candidates if c.metadata.get("name") == name]
+    return candidate

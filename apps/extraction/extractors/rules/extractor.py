@@ -144,6 +144,7 @@ class RulesExtractor:
         candidates = _without_mentions_of_own_emails(_merge_duplicates(apply_corrections(candidates, existing)))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
         candidates = _another_number_is_not_a_change(_shortened_names(candidates, existing), existing)
+        _pin_role_changes(candidates, existing)
         _key_bookings(candidates, existing)
         return _honour_forgets(_pin_retractions(candidates, existing), existing)
 
@@ -316,6 +317,10 @@ def _restated(sentence: _Sentence, ctx: RuleContext, *, asks_to_confirm: bool = 
                 candidate.confidence = round(candidate.confidence * AGENT_RESTATEMENT_FACTOR, 2)
                 candidate.metadata["restated_by_agent"] = True
                 found.append(candidate)
+    for candidate in contacts_named_in_passing(as_customer, ctx, found):  # "Your coordinator is now Sam Ito"
+        candidate.confidence = round(candidate.confidence * AGENT_RESTATEMENT_FACTOR, 2)
+        candidate.metadata["restated_by_agent"] = True
+        found.append(candidate)
     return found
 
 
@@ -645,6 +650,27 @@ def _shortened_names(candidates: list[Candidate], existing: list[ExistingMemory]
             known.append(words)
         kept.append(candidate)
     return kept
+
+
+def _pin_role_changes(candidates: list[Candidate], existing: list[ExistingMemory]) -> None:
+    """"Your coordinator is now Sam Ito": Sam takes the subject of the one contact in that role before (an earlier
+    candidate of the batch, else an existing memory), so consolidation supersedes exactly that one; with none, or
+    more than one, nothing is replaced."""
+    for index, candidate in enumerate(candidates):
+        role = candidate.metadata.get("replaces_role")
+        if not role or candidate.action != "add":
+            continue
+        earlier = [c.subject for c in candidates[:index] if c.action == "add" and c.subject]
+        holders = {subject for subject in [*earlier, *(memory.subject for memory in existing if memory.subject)]
+                   if subject != candidate.subject and _contact_role(subject) == role}
+        if len(holders) == 1:
+            candidate.subject = holders.pop()
+
+
+def _contact_role(subject: str) -> str | None:
+    """The head word of a contact subject's relation: "coordinator" in "contact:wedding coordinator:sunita rao"."""
+    parts = subject.split(":")
+    return parts[1].split()[-1] if parts[0] == "contact" and len(parts) > 1 and parts[1] else None
 
 
 def _name_parts(name: str) -> set[str]:

@@ -22,7 +22,7 @@ JOB_HEADS = _words(
     "recruiter representative researcher retiree salesman saleswoman salesperson scientist secretary "
     "servant specialist statistician student supervisor surgeon surveyor teacher technician therapist trader "
     "trainer translator tutor undergrad undergraduate veterinarian vet vp waiter waitress welder writer "
-    "postdoc phd sre devops admin sysadmin pm tester strategist"
+    "postdoc phd sre devops admin sysadmin pm tester strategist trainer mentor caseworker planner stylist advocate"
 )
 STUDENT_HEADS = _words("student undergrad undergraduate postdoc phd pupil")
 # "I work in marketing": fields of work (a capitalised word after "work in" is more often a place).

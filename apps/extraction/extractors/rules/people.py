@@ -122,7 +122,7 @@ _NAMED_IN_PASSING_LOWER = re.compile(
 _STAFF_HEADS = "|".join(sorted((re.escape(word) for word in lexicon.JOB_HEADS), key=len, reverse=True))
 _STAFF_NAMED = re.compile(
     rf"\b(?:my|our)\s+(?P<relation>(?-i:[a-z-]+\s+){{0,2}}?(?:{_STAFF_HEADS})|(?-i:[a-z-]+\s+){{1,2}}?(?:person|contact"
-    rf"|guy|lady|rep))(?!'s)\b(?:,\s*|\s+(?:is|'s)\s+|\s+)"
+    rf"|guy|lady|rep))(?!'s)\b(?:,\s*|\s+(?:is|'s|will\s+be)(?:\s+now)?\s+|\s+)"
     rf"(?:{_TITLE})?"
     + _CAPITALISED_NAME,
     re.I,
@@ -173,6 +173,8 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
             content += f" ({', '.join(details.values())})"
         if staff:
             metadata = {"relation": relation, "name": name, **details, **({"pii": True} if details else {})}
+            if re.search(r"\s(?:is|will\s+be)\s+now\s|\snow\s+(?:is|will\s+be)\s", relation_match.group(0) + " "):
+                metadata["replaces_role"] = relation.split()[-1]  # "my coordinator is now Sam Ito": the one before goes
             found.append(ctx.candidate(ctx.person.starting(content), confidence=0.8, rule="contact.named_in_passing",
                                        subject=subject, tags=("contact", "third_party", *(("pii",) if details else ())),
                                        metadata=metadata))
