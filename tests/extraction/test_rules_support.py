@@ -1444,3 +1444,38 @@ def test_a_second_holder_of_a_role_replaces_no_one():
 def one_named(candidates, name):
     [candidate] = [c for c in candidates if c.metadata.get("name") == name]
     return candidate
+
+
+# --- A phone number given on its own -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "number"), [
+    ("Could you text instead of calling? 07981 223 456.", "07981 223 456"),
+    ("Signal is easiest, +61 412 555 019.", "+61 412 555 019"),
+    ("Yes, to 312-555-0142.", "312-555-0142"),
+    ("Please add my cell for alerts. (503) 555-0199", "(503) 555-0199"),
+])
+def test_a_phone_shaped_number_given_on_its_own_is_the_users_and_replaces_none(text, number):
+    assert one(extract(text), "phone").metadata["value"] == number
+
+    on_file = _known("The user's mobile number is 07700 900 100", "phone")
+    messages = [ConversationMessage(seq=1, role="user", text=text, created_at=SENT_AT)]
+    beside = one(extractor.extract(messages=messages, existing=[on_file]), "phone:other")
+    assert beside.metadata["value"] == number
+
+
+@pytest.mark.parametrize("text", [
+    "I rang 01632 960 111 four times this morning.",
+    "The front desk is 0121 496 0777 if I'm out.",
+    "jo is 0412 555 700, put the cap on that one.",
+    "Book me a cab from Metro Cars: 020 7946 0333",
+    "My husband is on 07700 900 811.",
+    "Her number is 07700 900 812.",
+    "My old one was 07700 900 813.",
+    "The order number is 0123 456 789.",
+    "If it helps, 07700 900 814 might work.",
+    "Is 07700 900 815 the right one?",
+    "Call your head office on 0300 123 4567, they said.",
+])
+def test_a_number_that_is_someone_elses_or_not_current_is_not_the_users(text):
+    assert phones(extract(text)) == []

@@ -510,3 +510,45 @@ def _contact_time(text: str, ctx: RuleContext) -> list[Candidate]:
         return []
     return [ctx.candidate(content, memory_type="preference", confidence=0.8, rule="preference.contact_time",
                           subject=CONTACT_TIME, tags=("preference", "contact"), metadata=metadata)]
+
+
+# A number shaped like a phone number and nothing else: international (+), a trunk 0, or North American 3-3-4.
+_PHONE_SHAPED = re.compile(r"(?<![\w+(/.-])(?:\+\d{1,3}[\s.-]?\(?\d[\d\s().-]{6,16}\d|0\d{1,4}[\s-]\d[\d\s-]{5,12}\d"
+                           r"|\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4})(?![\w-]|\.\d)")
+_SOMEONE_ELSE_HERE = re.compile(rf"\b(?:his|her|their|him|them|its|your|the\s+company's|website|site|shop|store|office's"
+                                rf"|bill|account|order|reference|ref|policy|case|ticket|booking|invoice|meter|serial"
+                                rf"|tracking|membership|customer)\b|\b{_NOT_POSSESSIVES}[A-Za-z]+'s\b", re.I)
+
+
+# A sentence about a number that was, or is wrong: "my old number was ...", "..., sorry I mean ...".
+_NOT_NOW = re.compile(r"\b(?:old|previous|former|was|were|used\s+to|sorry|I\s+mean|I\s+meant|not|wrong|typo\w*)\b", re.I)
+_ANOTHERS_NUMBER = re.compile(r"\b(?:rang|called|phoned|dialled|dialed|tried|ring|call|dial|phone)\s+(?:on\s+|at\s+)?$"
+                              r"|\bthe\s+(?:[\w-]+\s+){1,2}(?:is|'s|on|:)\s*$"
+                              r"|\b(?!(?:it|that|this|mine|number|phone|mobile|cell|line|me|us|whatsapp|here|now)\b)"
+                              r"(?-i:[A-Za-z]+)\s+(?:is|'s)\s*$"
+                              # "a taxi from Addison Lee: 020 ...": a name's number
+                              r"|(?<!\.\s)\b(?!(?:WhatsApp|SMS|I)\b)(?-i:[A-Z][\w&'-]*)\s*:\s*$", re.I)
+
+
+def unclaimed_phones(sentence: str, clauses: list[Clause], ctx: RuleContext, said: list, *, someone_named: bool
+                     ) -> list[Candidate]:
+    """"Can they text rather than call? 07456 118 902.": a number shaped only like a phone number, in a customer's
+    sentence that names no one else, no other kind of number and no number of theirs in the past, and that no rule
+    has read, is the customer's phone number, "unqualified" (it does not replace the number on file)."""
+    if someone_named or _SOMEONE_ELSE_HERE.search(sentence) or MY_RELATION.search(sentence) or _NOT_NOW.search(
+            sentence) or any(clause.question or clause.uncertain for clause in clauses if _PHONE_SHAPED.search(clause.text)):
+        return []
+    read = " ".join(getattr(item, "content", "") or "" for item in said)
+    found = []
+    for match in _PHONE_SHAPED.finditer(sentence):
+        number = match.group(0).strip()
+        digits = sum(char.isdigit() for char in number)
+        if not 9 <= digits <= 15 or number in read or _ISO_DATE.fullmatch(number):
+            continue
+        if _ANOTHERS_NUMBER.search(sentence[:match.start()]):
+            continue  # "I rang 01632 445 900", "the front desk is 0121 ...", "sam is 0412 ...": not the customer's
+        metadata = {"pii": True, "value": number, "kind": "mobile", "unqualified": True}
+        found.append(ctx.candidate(f"{ctx.person.possessive} phone number is {number}", confidence=0.75,
+                                   rule="contact.phone_given", subject=phone_subject(None), tags=("pii", "contact"),
+                                   metadata=metadata))
+    return found

@@ -16,7 +16,7 @@ from apps.extraction.extractors.base import (
 from apps.extraction.extractors.rules import lexicon, subjects
 from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
-from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contacts
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contacts, unclaimed_phones
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.corrections import apply_corrections, correction, split_mid_correction
 from apps.extraction.extractors.rules.dates import with_resolved_date
@@ -290,6 +290,9 @@ def _message_candidates(item: _Message, person: Person,
                                         after_admitted_error=admitted_error)
                 admitted_error = bool(_ADMITS_ERROR.search(sentence.text))
                 found += stated + contacts_named_in_passing(sentence.text, ctx, stated)
+                someone_named = contact is not None or any(
+                    (getattr(item, "subject", None) or "").startswith("contact:") for item in found)
+                found += unclaimed_phones(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named)
             else:
                 restated = _restated(sentence, ctx, asks_to_confirm=asks_to_confirm)
                 updated = bool(restated) and agent_update_as_customer(sentence.text) is not None
