@@ -1232,7 +1232,7 @@ def test_a_mistake_admitted_in_the_same_sentence_corrects_the_stored_number():
 @pytest.mark.parametrize(("text", "expected"), [
     ("I'd like the weekend edition. Aoife Ni Bhriain, 58 Sallow Road, Galway H91 X2C4.",
      [("name", "Aoife Ni Bhriain"), ("address:home", "58 Sallow Road, Galway H91 X2C4")]),
-    ("Dear Support Team, 3 Elm Street is my address.", []),
+    ("Dear Support Team, 3 Elm Street is my address.", [("address:home", "3 Elm Street")]),  # no name, an address
 ])
 def test_a_line_of_name_and_address_is_both(text, expected):
     candidates = extract(text)
@@ -1479,3 +1479,45 @@ def test_a_phone_shaped_number_given_on_its_own_is_the_users_and_replaces_none(t
 ])
 def test_a_number_that_is_someone_elses_or_not_current_is_not_the_users(text):
     assert phones(extract(text)) == []
+
+
+# --- An address given on its own -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "address"), [
+    ("Apartment 6, Linden Court, 14 Mill Street, Galway H91 X2C4. The buzzer is broken.",
+     "Apartment 6, Linden Court, 14 Mill Street, Galway H91 X2C4"),
+    ("Sure, name Ada Park, address 77 Kestrel Avenue, Apt 2B, Denver CO 80203.", "77 Kestrel Avenue, Apt 2B, Denver CO 80203"),
+    ("i moved in last week, its 5 Brook Terrace, Derby DE1 1AA", "5 Brook Terrace, Derby DE1 1AA"),
+])
+def test_an_address_given_on_its_own_is_the_users(text, address):
+    assert one(extract(text), "address:home").metadata["value"] == address
+
+
+@pytest.mark.parametrize("text", [
+    "He lives at 3 Mill Lane, Frome, BA11 1QE.",
+    "Returns go to 16 Quay Street, Inverness IV1 1SU.",
+    "Collection from 4 Depot Road, Hull HU1 2AA please.",
+    "We're moving to 9 Elm Grove, York next month.",
+    "The old address was 12 Ash Road, Leeds.",
+    "Could it go to 8 Bell Lane, Bath?",
+    "See you on 12 May at 10 Downing Street.",
+])
+def test_an_address_that_is_not_where_the_user_is_now_is_not_theirs(text):
+    assert not [c for c in extract(text) if (c.subject or "").startswith("address")]
+
+
+def test_an_address_given_on_its_own_never_replaces_the_one_on_file():
+    on_file = _known("The user's home address is 2 Old Road, Hull", "address:home")
+    messages = [ConversationMessage(seq=1, role="user", text="Flat 3, 27 Mercer Street, Leeds LS2 7HY. Thanks!",
+                                    created_at=SENT_AT)]
+
+    assert not [c for c in extractor.extract(messages=messages, existing=[on_file])
+                if (c.subject or "").startswith("address")]
+
+
+def test_a_correction_of_a_flat_number_corrects_the_address():
+    candidates = extract("My address is flat 14 Linden Court, 2 Mill Street, Galway.",
+                         "oh sorry, is flat 4 not 14, I typed it wrong.")
+
+    assert one(candidates, "address:home").metadata["value"].startswith("flat 4 Linden Court")

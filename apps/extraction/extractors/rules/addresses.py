@@ -44,6 +44,9 @@ _LABELLED = re.compile(
     r"|(?(change)\s+to))\s*(?:now\s+)?(?P<address>.+)$",
     re.I,
 )
+# "the new place is 4 Harbour View Crescent", "our new house is at ...": where the customer now lives.
+_NEW_HOME = re.compile(r"(?:^|(?<=,\s))(?:the|my|our)\s+new\s+(?:place|home|house|flat|apartment|flat\s+address)\s+is\s+(?:at\s+|in\s+)?"
+                       r"(?P<address>.+)$", re.I)
 _OFFICE_AT = re.compile(
     r"^(?:my|our)\s+(?:(?:head|main|new|registered)\s+)?(?:office|offices|company|business|shop|store|workplace"
     r"|practice|clinic|warehouse|premises|studio)\s+(?:(?:is|are)\s+(?:now\s+)?(?:located\s+|based\s+)?(?:at|on|in)"
@@ -157,6 +160,8 @@ def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Ca
         kind = "billing"
     elif match := _OFFICE_AT.match(text):
         kind = "office"
+    elif match := _NEW_HOME.search(text):
+        kind = "home"
     elif (match := _LIVE_AT.match(text) or _LIVE_AT.match(_LAST_WE_ARE.split(text)[-1])) and not (
             match.group("rented") and _NOT_THEIR_HOME.search(text)):
         kind = "home"  # "we moved house last week, we're at 9 Quay Street now"
@@ -168,3 +173,49 @@ def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Ca
                           tags=("pii", "contact", "address"), metadata={"pii": True, "value": address, "kind": kind})
             for kind in [kind, *also]]
 
+
+
+# Where an address the rules above did not read may start: a house number, or a flat or unit, after the start of the
+# sentence, a comma or colon, or a word that hands over a place ("to", "is", "it's", "address"; not "at": "meet at").
+_ADDRESS_START = re.compile(r"(?:^|(?<=[,:;]\s)|(?<=\bto\s)|(?<=\bis\s)|(?<=\bits\s)|(?<=\bit's\s)|(?<=\baddress\s))"
+                            r"(?=(?:(?:flat|unit|apt|apartment"
+                            r"|suite|house|level|floor)\s+\d{1,4}[A-Za-z]?\b|\d{1,5}[A-Za-z]?(?:[-/]\d{1,5})?\s+(?!(?:jan|feb|mar|apr"
+                            r"|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)(?-i:[A-Z])))",
+                            re.I)
+_SOMEONE_ELSES_PLACE = re.compile(r"\b(?:he|she|they|him|them|his|her|their|your|parents'?|mum's|mom's|dad's|company's|office|work|business"
+                                  r"|warehouse|workshop|returns?|billing|invoices?|bill|collect(?:ion|ed)?|pick\s*ups?|from"
+                                  r"|emergency|venue|hotel|hospital|clinic|school)\b", re.I)
+
+
+def unclaimed_addresses(sentence: str, clauses: list, ctx: RuleContext, said: list, *, someone_named: bool
+                        ) -> list[Candidate]:
+    """"Flat 22, Ashcombe House, 9 Treadwell Street, Bristol BS2 0LP.": an address with a house number and a street,
+    given in a customer's sentence that says no more of whose or what it is, and that no rule has read, is their
+    address, kept as the home address but "unqualified" (it does not replace an address on file)."""
+    if someone_named or _SOMEONE_ELSES_PLACE.search(sentence) or _not_theirs_now(sentence) or _NOT_THEIR_HOME.search(
+            sentence) or _ANOTHER_PLACE.search(sentence) or any(clause.question or clause.uncertain for clause in clauses):
+        return []
+    read = " ".join(getattr(item, "content", "") or "" for item in said)
+    for start in _ADDRESS_START.finditer(sentence):
+        address = address_value(sentence[start.start():])
+        if not address or not _HOUSE_NUMBER.search(address) or not any(
+                word.strip(",.").lower() in lexicon.STREET_WORDS and word[:1].isupper() for word in address.split()[1:]):
+            continue
+        if address in read or address.split(",")[0] in read:
+            return []
+        return [ctx.candidate(f"{ctx.person.possessive} address is {address}",
+                              confidence=0.75, rule="contact.address.given", subject=address_subject("home"),
+                              tags=("pii", "contact", "address"),
+                              metadata={"pii": True, "value": address, "kind": "home", "unqualified": True})]
+    return []
+
+
+# A property the customer owns, buys or is moving to, rather than where they are: "a flat at ... that I rent out".
+_ANOTHER_PLACE = re.compile(r"\b(?:if|would|could|might|own|owns|bought|buying|buy|rent|renting|relocating|moving|move"
+                            r"|will|going\s+to"
+                            r"|planning|cottage|property|properties)\b", re.I)
+
+
+def _not_theirs_now(sentence: str) -> bool:
+    """A sentence about an address that is not, or no longer, the customer's: "not my home", "the old one"."""
+    return re.search(r"\b(?:not|old|previous|former|was|used\s+to|wrong)\b", sentence, re.I) is not None

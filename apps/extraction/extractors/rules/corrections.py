@@ -22,7 +22,7 @@ from apps.extraction.extractors.rules.dates import (
 
 # Separators are possessive and values bounded: these run on whole sentences of any length, and an overlapping
 # "-" run or "not" run would otherwise backtrack cubically (a value longer than 80 characters is refused anyway).
-_SORRY = (r"(?:(?:sorry|oops|apologies|my\s+(?:bad|mistake)|correction|wait|no|nope|actually|hang\s+on|scratch\s+that"
+_SORRY = (r"(?:(?:oh|ah|sorry|oops|apologies|my\s+(?:bad|mistake)|correction|wait|no|nope|actually|hang\s+on|scratch\s+that"
           r"|typo|I\s+mean)[\s,.:;!-]++)")
 _VALUE = r"[^,;]{1,80}?"
 _CORRECTION = re.compile(
@@ -33,8 +33,9 @@ _CORRECTION = re.compile(
 )
 # "actually it's 3 seats, not 5" / "sorry, Thursday not Tuesday": a leading apology makes "X, not Y" a correction.
 _NOT_BUT = re.compile(
-    rf"^{_SORRY}+(?:it's|it\s+is|that's|that\s+is|there\s+are|there're|we\s+have|we're|we\s+are|I\s+have|I'm|I\s+am"
-    rf"|(?:the|my|our)\s+[\w' -]{{1,30}}?\s+(?:is|are))?\s*(?P<new>{_VALUE}),?\s+not\s+(?P<old>{_VALUE})$",
+    rf"^{_SORRY}+(?:it's|it\s+is|is|that's|that\s+is|there\s+are|there're|we\s+have|we're|we\s+are|I\s+have|I'm|I\s+am"
+    rf"|(?:the|my|our)\s+[\w' -]{{1,30}}?\s+(?:is|are))?\s*(?P<new>{_VALUE}),?\s+not\s+(?P<old>{_VALUE})"
+    r"(?:,\s*(?:I|i)\b.*)?$",  # "..., not 14, I typed it wrong"
     re.I,
 )
 _NOT_THEN = re.compile(rf"^{_SORRY}*not\s+(?P<old>{_VALUE})\s*+[,;:-]++\s*+(?:it's\s+|it\s+is\s+)?(?P<new>{_VALUE})$", re.I)
@@ -147,6 +148,10 @@ def _replace(content: str, old: str, new: str) -> str:
             if _holds(value.group(0), old):
                 start = value.start() + (value.group(0).startswith("(") and not new.startswith("("))  # "(0770 ..."
                 return f"{content[:start]}{new}{content[value.end():]}"
+    label = new.rpartition(" ")[0]
+    if label and re.search(rf"(?<!\w){re.escape(label)}\s+{re.escape(old)}(?!\w)", content, re.I):
+        return re.sub(rf"(?<!\w){re.escape(label)}\s+{re.escape(old)}(?!\w)", lambda _: new, content, count=1,
+                      flags=re.I)  # "flat 4, not 14" in "flat 14 Rowan Court": "flat 4 Rowan Court"
     head, _, unit = new.partition(" ")
     if unit and re.search(rf"(?<!\w){re.escape(old)}\s+{re.escape(unit)}(?!\w)", content, re.I):
         old, new = f"{old} {unit}", new

@@ -14,6 +14,7 @@ from apps.extraction.extractors.base import (
     covers,
 )
 from apps.extraction.extractors.rules import lexicon, subjects
+from apps.extraction.extractors.rules.addresses import unclaimed_addresses
 from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contacts, unclaimed_phones
@@ -293,6 +294,7 @@ def _message_candidates(item: _Message, person: Person,
                 someone_named = contact is not None or any(
                     (getattr(item, "subject", None) or "").startswith("contact:") for item in found)
                 found += unclaimed_phones(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named)
+                found += unclaimed_addresses(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named)
             else:
                 restated = _restated(sentence, ctx, asks_to_confirm=asks_to_confirm)
                 updated = bool(restated) and agent_update_as_customer(sentence.text) is not None
@@ -572,11 +574,15 @@ def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory])
     return kept
 
 
+_HOME_ADDRESS = subjects.address_subject("home")
+
+
 def _another_number_is_not_a_change(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
     """"My mobile is 07700 900 318" and later "call me on 0113 496 0721 today": a number given without saying what
     kind it is, or that it changed, is another number of the user's, not a new mobile that retires the one on file."""
     held = {subject: [memory.content for memory in existing if memory.subject == subject]
-            for subject in (subjects.PHONE, subjects.EMAIL)}
+            for subject in (subjects.PHONE, subjects.EMAIL, _HOME_ADDRESS)}
+    dropped: list[Candidate] = []
     for candidate in candidates:
         value = str(candidate.metadata.get("value") or "")
         if candidate.subject not in held or candidate.action != "add":
@@ -588,12 +594,15 @@ def _another_number_is_not_a_change(candidates: list[Candidate], existing: list[
                 candidate.subject = subjects.phone_subject("other")
                 candidate.content = candidate.content.replace(" phone number is ", " other phone number is ")
                 candidate.metadata["kind"] = "other"
+            elif candidate.subject == _HOME_ADDRESS:
+                dropped.append(candidate)  # an address given on its own: a delivery, a correction, a move? Not known
+                continue
             else:  # "it's jo@x.com for the invoices": an address they gave, kept beside the one on file
                 owner = re.sub(r"(?:'s|\u2019s)$", "", candidate.content.split(" email address is ")[0])
                 candidate.subject, candidate.content = None, f"{owner} also uses the email address {value}"
         if candidate.subject in held:
             held[candidate.subject].append(candidate.content)
-    return candidates
+    return [candidate for candidate in candidates if candidate not in dropped]
 
 
 def _comparable(text: str) -> str:
