@@ -1521,3 +1521,20 @@ def test_a_correction_of_a_flat_number_corrects_the_address():
                          "oh sorry, is flat 4 not 14, I typed it wrong.")
 
     assert one(candidates, "address:home").metadata["value"].startswith("flat 4 Linden Court")
+
+
+@pytest.mark.parametrize(("text", "sentences"), [
+    ("Please use ola@online.no. I work nights.", ["Please use ola@online.no.", "I work nights."]),
+    ("Write to sales@acme.co. We reply fast.", ["Write to sales@acme.co.", "We reply fast."]),
+    ("Ask for Dr. Ahmed. She knows.", ["Ask for Dr. Ahmed.", "She knows."]),
+    ("It is order no. 55 from last week.", ["It is order no. 55 from last week."]),
+])
+def test_an_address_ending_like_an_abbreviation_still_ends_its_sentence(text, sentences):
+    from apps.extraction.extractors.rules.text import split_sentences
+
+    assert split_sentences(text) == sentences
+
+
+@pytest.mark.parametrize("text", ["I would prefer support in Portuguese.", "I would rather have support in Portuguese."])
+def test_i_would_prefer_is_a_preference_like_id_prefer(text):
+    assert one(extract(text), "preference:language").content.endswith("support in Portuguese")

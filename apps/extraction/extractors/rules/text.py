@@ -32,7 +32,9 @@ def normalise_text(text: str) -> str:
 # A sentence ends at . ! ? (plus closing quotes/brackets) followed by space, or at a line break.
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\s*\n\s*")
 _ABBREVIATION_END = re.compile(
-    r"(?:\b(?:mr|mrs|ms|dr|st|prof|jr|sr|inc|ltd|co|corp|no|nr|approx|vs|e\.g|i\.e|a\.m|p\.m|u\.s)|(?<![\w.])[A-Z])\.$",
+    # not the end of an address: "henrik@online.no." or "example.co." ends a sentence
+    r"(?:(?<![\w.@/-])(?:mr|mrs|ms|dr|st|prof|jr|sr|inc|ltd|co|corp|no|nr|approx|vs|e\.g|i\.e|a\.m|p\.m|u\.s)"
+    r"|(?<![\w.])[A-Z])\.$",
     re.I,
 )
 
@@ -98,7 +100,7 @@ _CONDITIONAL_START = re.compile(
 _UNCERTAIN = re.compile(
     r"\b(?:if I|I wish|were I|I might|I may|maybe|perhaps|thinking (?:about|of)|considering|not sure|wondering|I wonder"
     r"|pretend"
-    r"|hypothetical(?:ly)?|in theory|I would|would I|could I|I could|I'd (?:like|love|want|be|have|go|move))\b",
+    r"|hypothetical(?:ly)?|in theory|I would(?!\s+(?:also\s+|really\s+|much\s+|always\s+)?(?:prefer|rather)\b)|would I|could I|I could|I'd (?:like|love|want|be|have|go|move))\b",
     re.I,
 )
 
