@@ -1538,3 +1538,18 @@ def test_an_address_ending_like_an_abbreviation_still_ends_its_sentence(text, se
 @pytest.mark.parametrize("text", ["I would prefer support in Portuguese.", "I would rather have support in Portuguese."])
 def test_i_would_prefer_is_a_preference_like_id_prefer(text):
     assert one(extract(text), "preference:language").content.endswith("support in Portuguese")
+
+
+@pytest.mark.parametrize(("text", "subject", "device"), [
+    ("The kitchen TV is a Sony X90L and it works.", "device:tv", "Sony X90L"),
+    ("Yes, my tablet is a Lenovo P12.", "device:tablet", "Lenovo P12"),
+    ("It drops out a lot, the router is a FRITZ!Box 7530.", "device:router", "FRITZ!Box 7530"),
+])
+def test_a_device_said_to_be_a_named_product_is_the_users(text, subject, device):
+    assert one(extract(text), subject).metadata["value"] == device
+
+
+@pytest.mark.parametrize("text", ["Your router is a Huawei B535, isn't it?", "The engineer's van is a Ford Transit.",
+                                  "Their phone is a Pixel 8."])
+def test_someone_elses_named_device_is_not_the_users(text):
+    assert not [c for c in extract(text) if (c.subject or "").startswith("device")]

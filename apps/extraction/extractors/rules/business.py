@@ -200,6 +200,9 @@ _ON_DEVICE = re.compile(r"\b(?:on|with|from)\s+(?:an?\s+|my\s+|the\s+)?(?P<devic
 _PUT_ON = re.compile(r"^(?:please\s+)?(?:put|switch|move|change)\s+(?:the|my|our)\s+(?P<product>[\w-]+)\s+(?:on|onto|to)\s+"
                      rf"(?:the\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+){{0,3}}?)(?:\s+(?:{_PLAN_NOUNS}))?$", re.I)
 _MY_DEVICE = re.compile(r"^(?:my|our)\s+(?P<kind>[\w-]+)\s+is\s+(?:an?|the)\s+(?P<device>.+)$", re.I)
+# "the bedroom TV is an LG C3", "phone is an iPhone 15 Pro", "my own router, an Asus RT-AX86U": a named product
+_NAMED_DEVICE = re.compile(r"(?:^|,\s*|\band\s+)(?:(?:my|our|the)\s+)?(?:(?-i:[a-z-]+)\s+)?(?P<kind>[\w-]+)(?:\s+(?:is|'s)|,)"
+                           r"\s+(?:an?|the)\s+(?P<device>(?-i:[A-Z])[\w+!-]*(?:\s+(?:(?-i:[A-Z0-9])[\w+!-]*)){0,3})", re.I)
 _TOOL_STOPS = frozenset("for to and but because since so which when if as with at on in now last this next yesterday "
                         "today recently ago already instead anymore any company-wide altogether either completely "
                         "entirely".split())
@@ -228,6 +231,10 @@ def _name_of(raw: str, max_words: int = 4) -> str | None:
     if not value or value.lower() in _NOT_TOOLS or value.split()[0].lower() in lexicon.DEICTIC_OBJECTS:
         return None
     return value
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeio" else "a"
 
 
 def _device_kind(device: str) -> str | None:
@@ -279,6 +286,13 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
             return []  # "I've got a hire car while mine is in the garage", "a car park space", "a van booked"
         return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.8, rule="business.device",
                               subject=f"device:{kind}", tags=("device",), metadata={"value": device})]
+    if (match := _NAMED_DEVICE.search(text)) and (kind := _device_kind(match.group("kind"))) and kind != "vehicle" \
+            and not re.match(r"(?i)(?:your|their|his|her)\b", text[match.start():].lstrip(" ,")):
+        device, said = match.group("device"), match.group("kind")
+        said = said if said.isupper() else said.lower()  # "TV", "phone"
+        return [ctx.candidate(f"{ctx.person.possessive} {said} is {_article(device)} {device}",
+                              confidence=0.8, rule="business.device", subject=f"device:{kind}", tags=("device",),
+                              metadata={"value": device})]
     if (match := _ON_DEVICE.search(text)) and (kind := _device_kind(match.group("device"))) and re.search(
             r"\d|[A-Z]", match.group("device")):  # "I use your app on iPhone 12"
         return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.75, rule="business.device",
