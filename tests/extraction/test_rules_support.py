@@ -1553,3 +1553,19 @@ def test_a_device_said_to_be_a_named_product_is_the_users(text, subject, device)
                                   "Their phone is a Pixel 8."])
 def test_someone_elses_named_device_is_not_the_users(text):
     assert not [c for c in extract(text) if (c.subject or "").startswith("device")]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Window please, always window, I like to sleep on flights.", "The user always wants window"),
+    ("Always a quiet table at the back, I have tinnitus.", "The user always wants a quiet table at the back"),
+    ("yes, always Italian please", "The user always wants Italian"),
+])
+def test_always_and_a_thing_is_what_the_user_wants_every_time(text, content):
+    assert content in [c.content for c in extract(text)]
+
+
+@pytest.mark.parametrize("text", ["Always late, your couriers.", "always the same problem with you lot",
+                                  "Always happy to help.", "The chef must always know about it.",
+                                  "Always something with this app."])
+def test_always_without_a_thing_wanted_is_no_preference(text):
+    assert not [c for c in extract(text) if c.metadata["rule"] == "preference.always"]

@@ -37,6 +37,11 @@ _INSTRUCTION = re.compile(r"^(?:please\s+)?(?:(?P<adv>always|never|don't\s+ever|
                           r"|(?:from\s+now\s+on,?|going\s+forward,?|in\s+(?:the\s+)?future,?)\s+"
                           r"(?:please\s+)?(?P<adv2>always\s+|never\s+|don't\s+|do\s+not\s+)?)\s*"
                           r"(?P<verb>[a-z][\w'-]*)(?P<rest>.*)$", re.I)
+# "always aisle", "yes please, always Portuguese", "Always a room away from the lift": what the customer wants every time,
+# named without a verb.
+_ALWAYS_WANTED = re.compile(r"^(?:(?:yes|yeah|yep|and|also|oh|so|ok|okay)[\s,]+)*(?:(?:[\w'-]+\s+){0,3}?please[\s,]+)?"
+                            r"always\s+(?:an?\s+|the\s+)?"
+                            r"(?P<obj>[^\W\d][\w' -]{1,50}?)(?:[\s,]+please)?$", re.I)
 _INSTRUCTION_VERBS = frozenset(
     "use answer reply respond write include give show explain format call address speak talk add put mention ask "
     "keep send list provide cite summarize summarise start end check confirm suggest recommend assume treat refer "
@@ -119,6 +124,13 @@ def _preferences(ctx: RuleContext, text: str) -> list[Candidate]:
         return [ctx.candidate(rewrite_first_person(text, person), memory_type="preference", confidence=0.7,
                               rule="preference.habit", subject=f"preference:{key}", tags=("preference", "habit"),
                               metadata={"value": key, "frequency": match.group("adv").lower()})]
+    if (match := _ALWAYS_WANTED.match(text)) and not _verb_like(match.group("obj").split()[0]) and not re.search(
+            r"\b(?:you|your|it|this|that|them|me|us)\b", match.group("obj"), re.I) and (
+            key := object_key(match.group("obj"))):
+        obj = match.group("obj")
+        return [ctx.candidate(person.sentence(f"always wants {_with_article(text, obj)}"), memory_type="preference",
+                              confidence=0.75, rule="preference.always", subject=preference_subject(obj),
+                              tags=("preference",), metadata={"value": key, "sentiment": "positive"})]
     if (match := _INSTRUCTION.match(text)) and match.group("verb").lower() in _INSTRUCTION_VERBS:
         action = _TRAILING_FILLER.sub("", f"{match.group('verb')}{match.group('rest')}")
         key = object_key(action)
@@ -130,6 +142,23 @@ def _preferences(ctx: RuleContext, text: str) -> list[Candidate]:
                               subject=f"preference:{key}", tags=("preference", "instruction"),
                               metadata={"value": key})]
     return []
+
+
+_STATES = frozenset("same happy glad good great fine nice ok okay sure ready right wrong available busy open closed "
+                    "there here late early slow quick fast".split())
+
+
+def _verb_like(word: str) -> bool:
+    """"always send ...", "always late", "always be ...": a verb or a state, not a thing wanted."""
+    word = word.lower()
+    return (word in _INSTRUCTION_VERBS or word.endswith(("ing", "ed", "ly", "ful")) or word in _STATES
+            or word in ("be", "get", "have", "make", "do", "go", "late", "early", "busy", "here", "there", "so", "too"))
+
+
+def _with_article(text: str, obj: str) -> str:
+    """The object as said: "a room away from the lift" keeps its article."""
+    said = re.search(rf"\b(?:an?|the)\s+{re.escape(obj)}", text, re.I)
+    return said.group(0) if said else obj
 
 
 def _present_tense(verb: str) -> bool:
