@@ -1569,3 +1569,45 @@ def test_always_and_a_thing_is_what_the_user_wants_every_time(text, content):
                                   "Always something with this app."])
 def test_always_without_a_thing_wanted_is_no_preference(text):
     assert not [c for c in extract(text) if c.metadata["rule"] == "preference.always"]
+
+
+# --- People removed from the records ---------------------------------------------------------------------------
+
+
+def test_someone_the_agent_removes_from_the_records_by_first_name_is_forgotten_with_what_the_batch_said():
+    candidates = _dialogue(
+        ("user", "My Idris passed away in June, so please take him off the account and off your records altogether."),
+        ("assistant", "I'm so sorry. I've removed Idris from your account and from our records."))
+
+    assert [(c.action, c.metadata.get("person")) for c in candidates] == [("delete", "Idris")]
+
+
+def test_a_single_name_removed_from_something_else_is_not_forgotten():
+    candidates = _dialogue(("assistant", "I've removed Premium from your basket."))
+
+    assert not [c for c in candidates if c.action == "delete"]
+
+
+def test_her_details_reach_the_known_contact_this_message_names_over_one_named_before():
+    known = _known("The user's wife is Folasade", "contact:wife")
+
+    candidates = _dialogue(("user", "I gave my old laptop to my nephew."), ("assistant", "Noted."),
+                           ("user", "And take Folasade's phone off the plan. You don't need to keep her details either."),
+                           existing=[known])
+
+    [forget] = [c for c in candidates if c.action == "delete"]
+    assert forget.metadata["person"] == "Folasade"
+
+
+@pytest.mark.parametrize(("text", "month"), [
+    ("My father passed away in August and I'm sorting his things.", "2025-08"),
+    ("We're moving in August.", None),
+])
+def test_a_month_in_the_past_tense_is_last_years_when_it_is_still_ahead(text, month):
+    from datetime import date
+
+    mentions = find_dates(text, date(2026, 3, 14))
+    if month is None:
+        assert not mentions or mentions[0].day.isoformat()[:7] == "2026-08"
+    else:
+        assert mentions[0].day.isoformat()[:7] == month

@@ -137,7 +137,8 @@ class RulesExtractor:
         for index, item in enumerate(parsed):
             before = parsed[index - 1].message.text if index and parsed[index - 1].message.role != "user" else ""
             named_known = _named_known_contact(known_contacts, f"{before}\n{item.message.text}")
-            said_here = _message_candidates(item, person, talked_about or named_known)
+            named_here = _named_known_contact(known_contacts, item.message.text)  # this message names them: them
+            said_here = _message_candidates(item, person, named_here or talked_about or named_known)
             found += said_here
             talked_about = _last_contact(item, said_here) or talked_about
         candidates = self._kept_statements(found)
@@ -239,17 +240,21 @@ def _known_contacts(existing: list[ExistingMemory]) -> set[tuple[str, str | None
     for memory in existing:
         parts = (memory.subject or "").split(":")
         if parts[0] == "contact" and len(parts) > 1:
-            known.add((parts[1], parts[2] if len(parts) > 2 and parts[2] not in _CONTACT_ASPECTS else None))
+            name = parts[2] if len(parts) > 2 and parts[2] not in _CONTACT_ASPECTS else None
+            if name is None and (said := _CONTACT_IS.search(memory.content)):
+                name = said.group("name").casefold()  # "The user's wife is Temitope" under "contact:wife"
+            known.add((parts[1], name))
     return known
 
 
 _CONTACT_ASPECTS = frozenset("phone email address".split())
+_CONTACT_IS = re.compile(r"\bis\s+(?P<name>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,2})\s*(?:\(|$)")
 
 
 def _named_known_contact(known: set[tuple[str, str | None]], text: str) -> tuple[str, str | None] | None:
     """The one known contact `text` names, by a word for their relation ("Mum") or their (first) name ("Timur");
     None for none or more than one."""
-    words = {word.casefold() for word in re.findall(r"[^\W\d_][\w'-]*", text)}
+    words = {re.sub(r"'s$", "", word.casefold()) for word in re.findall(r"[^\W\d_][\w'-]*", text)}  # "Tem's"
     named = {(relation, name) for relation, name in known
              if (name and name.split()[0] in words) or any(
                  lexicon.CONTACT_RELATIONS.get(word, ("",))[0] == relation for word in words)}
@@ -543,10 +548,12 @@ def _values_in(content: str) -> set[str]:
 
 
 def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
-    """Nothing in the batch may store again what a forget request in it takes away: not an earlier statement of the
-    value, and not the agent confirming "I've removed 07700 900 123 from your file"."""
+    """Nothing in the batch may store again what a forget request in it (or the agent's removal: "I've removed Sam
+    from our records") takes away: not an earlier statement of the value, and not the agent confirming "I've removed
+    07700 900 123 from your file"."""
     forgets = [(index, candidate) for index, candidate in enumerate(candidates) if candidate.action == "delete"
-               and candidate.metadata.get("rule") == "retract.forget"]
+               and (candidate.metadata.get("rule") == "retract.forget" or candidate.metadata.get("rule") == "support.removed"
+                    and candidate.metadata.get("value"))]
     if not forgets:
         return candidates
     scrubbed: set[str] = set()
