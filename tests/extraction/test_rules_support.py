@@ -1602,6 +1602,7 @@ def test_her_details_reach_the_known_contact_this_message_names_over_one_named_b
 @pytest.mark.parametrize(("text", "month"), [
     ("My father passed away in August and I'm sorting his things.", "2025-08"),
     ("We're moving in August.", None),
+    ("My daughter gets married on 12 August and we fly out the day after.", None),
 ])
 def test_a_month_in_the_past_tense_is_last_years_when_it_is_still_ahead(text, month):
     from datetime import date
@@ -1611,3 +1612,17 @@ def test_a_month_in_the_past_tense_is_last_years_when_it_is_still_ahead(text, mo
         assert not mentions or mentions[0].day.isoformat()[:7] == "2026-08"
     else:
         assert mentions[0].day.isoformat()[:7] == month
+
+
+def test_a_code_of_letters_and_digits_labelled_by_a_word_alone_is_that_identifier():
+    assert one(extract("No thanks. Passport XK4417290. Destination is Lisbon."), "identifier:passport").metadata[
+        "identifier"] == "XK4417290"
+    assert not [c for c in extract("The passport office was slow.") if c.subject == "identifier:passport"]
+
+
+def test_delete_it_after_a_clause_that_names_a_thing_forgets_that_thing_not_the_last_fact():
+    candidates = _dialogue(("user", "Reach me on 0412 555 019 from now on. There's no need to keep my passport number "
+                                    "on file, please delete it."))
+
+    assert [c.subject for c in candidates if c.action == "delete"] == ["identifier:passport"]
+    assert one(candidates, "phone").metadata["value"] == "0412 555 019"

@@ -142,6 +142,11 @@ def _clause_forgets(clauses: list[Clause], ctx: RuleContext, clause_rules) -> li
                 if not asked:
                     return None  # "forget it", "never mind": not a request about stored data
                 continue
+            if index and (named_thing := _loosely_asked_to_forget(
+                    ", ".join(other.text for other in clauses[:index]), ctx, clause_rules)):
+                asked[index] = named_thing  # "there's no need to keep my passport number, please delete it"
+                nouns.append(None)
+                break
             forget = _delete(ctx, None, "asked to forget what they had just said", "retract.forget")
             forget.metadata["refers_back"] = True
             asked[index] = [forget]

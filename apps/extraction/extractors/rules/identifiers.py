@@ -164,6 +164,14 @@ def _qualifier_noun(qual: str) -> str | None:
     return _QUALIFIER_NOUNS.get(words[-1]) if words else None
 
 
+def _labelled_code(text: str, match: re.Match) -> bool:
+    """"Passport AK0938127": the word alone names the identifier where it labels a code of letters and digits at the
+    start of a clause."""
+    value = match.group("ids").split()[0] if match.group("ids").split() else ""
+    return bool(re.fullmatch(r"(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9-]{6,}", value)) and bool(
+        re.search(r"(?:^|[,.;:]\s*)$", text[:match.start()]))
+
+
 def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Candidate]:
     """One candidate per identifier, kept verbatim: "TXN001, TXN002" are two facts that never supersede each other."""
     if _EXAMPLE.search(text):
@@ -175,7 +183,8 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
         key = identifier_kind(match.group("kind"))
         kind = KINDS[key]
         qualifier = _qualifier_noun(match.group("qual"))
-        if key == "iban" or (kind.qualified and not qualifier and match.group("kind").lower() not in _NUMBER_WORDS):
+        if key == "iban" or (kind.qualified and not qualifier and match.group("kind").lower() not in _NUMBER_WORDS
+                             and not _labelled_code(text, match)):
             continue
         if kind.pii and _SOMEONE_ELSES.search(text[max(0, match.start() - 40):match.start()]):
             continue
