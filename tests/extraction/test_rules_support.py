@@ -1626,3 +1626,23 @@ def test_delete_it_after_a_clause_that_names_a_thing_forgets_that_thing_not_the_
 
     assert [c.subject for c in candidates if c.action == "delete"] == ["identifier:passport"]
     assert one(candidates, "phone").metadata["value"] == "0412 555 019"
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("Reach me on 07700 900 100. And my sister, Ilinca, is helping too, her number is 07700 900 101.",
+     "contact:sister:ilinca", "The user's sister is Ilinca (07700 900 101)"),
+    ("My partner Teodor Vasile picks the car up most days, so let him sign off work too, his number is 0412 555 883.",
+     "contact:partner", "The user's partner is Teodor Vasile (0412 555 883)"),
+    ("I'd like to add my brother as a named driver while I'm away. Ravi Menon, 07700 900 102.",
+     "contact:brother:ravi menon", "The user's brother is Ravi Menon (07700 900 102)"),
+    ("can you add a recovery email? use my son's, dev.menon@example.com", "contact:son:email",
+     "The user's son's email address is dev.menon@example.com"),
+])
+def test_a_contacts_details_given_around_their_name_are_kept_with_them(text, subject, content):
+    assert one(extract(text), subject).content == content
+
+
+def test_a_second_card_named_in_a_sentence_about_billing_is_kept_too():
+    candidates = extract("Billing is on the Amex ending 3005, and there's a spare Visa ending 7781 if that fails.")
+
+    assert {c.subject for c in candidates} >= {"identifier:card:3005", "identifier:card:7781"}

@@ -37,6 +37,7 @@ from apps.extraction.extractors.rules.dialogue import (
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
 from apps.extraction.extractors.rules.identifiers import identifiers
 from apps.extraction.extractors.rules.people import (
+    contact_named_after_mention,
     contacts_named_in_passing,
     mentioned_contact,
     with_pronouns_resolved,
@@ -291,9 +292,10 @@ def _message_candidates(item: _Message, person: Person,
                             with_pronouns_resolved(sentence.text, talked_about, requests_only=True))
                 if resolved != sentence.text:
                     sentence = _Sentence(text=resolved, clauses=split_clauses(resolved))
+                named_after = contact_named_after_mention(sentence.text, contact, ctx)
                 contact = mentioned_contact(sentence.text) or contact
-                stated = _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text),
-                                        after_admitted_error=admitted_error)
+                stated = named_after or _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text),
+                                                       after_admitted_error=admitted_error)
                 admitted_error = bool(_ADMITS_ERROR.search(sentence.text))
                 found += stated + contacts_named_in_passing(sentence.text, ctx, stated)
                 someone_named = contact is not None or any(

@@ -108,7 +108,7 @@ _CARD_LAST_FOUR = re.compile(
 )
 _CARD_WORD = re.compile(r"\bcard\b", re.I)
 # "my <Network> ending 4821" names a card by its network; without the word "card" it must be about paying.
-_PAYMENT = re.compile(r"\b(?:pay|paid|paying|payment|charged?|charging|billed|debited|refund(?:ed)?|declined|expired?)\b",
+_PAYMENT = re.compile(r"\b(?:pay|paid|paying|payment|charged?|charging|billed|billing|debited|refund(?:ed)?|declined|expired?)\b",
                       re.I)
 _NOT_CARD_NAMES = frozenset("phone mobile number line sim it one that this which mine".split())
 _PREFIXES = {
@@ -255,8 +255,9 @@ def _card_endings(text: str, ctx: RuleContext, confidence: float) -> list[Candid
         if match.group("last2") and not _CARD_WORD.search(text):
             continue  # "the last four digits are 1234" of what? Only a card's are kept
         noun = (match.group("noun") or "card").lower()
-        if noun != "card" and (noun in KIND_WORDS or noun in _NOT_CARD_NAMES or not _CARD_WORD.search(text)
-                               and not _PAYMENT.search(text)):
+        about = f"{ctx.sentence} {text}"  # "Billing is on the Mastercard ending 1184, and a backup Visa ending 5521"
+        if noun != "card" and (noun in KIND_WORDS or noun in _NOT_CARD_NAMES or not _CARD_WORD.search(about)
+                               and not _PAYMENT.search(about)):
             continue  # "Account ending 1234", "Phone ending 5678": not a card; "the one ending 4821" needs a card
         if last in found:
             continue

@@ -155,19 +155,21 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
         first = (name or "").split()[0].lower() if name else ""
         if not name or len(name) < 2 or first in lexicon.COMMON_WORDS or first in ADVERBS or first in _TIME_WORDS:
             continue  # "my manager Yesterday ..."
+        if re.match(r"'s\b", text[end:]) or name.endswith("'s"):
+            continue  # "my assistant Priti Solanki's email is ...": their detail, which the detail rules read
         said = " ".join(relation_match.group("relation").split())
         staff = relation_match.re is _STAFF_NAMED
         relation, single = (normalise_key(said), False) if staff else _relation(said)
         subject = contact_subject(relation, name, single=single)
         if re.match(r"\s*(?:\.{2,}|\u2026)\s*$", text[end:]):
             continue  # "my sister, Josephine Adeyinka-Oduya...": trailing off, the next sentence may correct it
-        if any(name.casefold() in _text_of(item).casefold() or getattr(item, "subject", None) == subject
-               for item in [*known, *found]):
-            continue  # already said by a rule, or by a statement the salience classifier will score
-        window = text[end:end + 80]
+        window = text[end:end + 120]
         if own := _OWN_DETAIL.search(window):
             window = window[:own.start()]  # "my son Tom, text me on 0770...": from "me" on, the user's own
         details = _details(window)
+        if any(getattr(item, "subject", None) == subject or name.casefold() in _text_of(item).casefold() and all(
+                value in _text_of(item) for value in details.values()) for item in [*known, *found]):
+            continue  # already said by a rule, or by a statement the salience classifier will score, details and all
         content = f"{ctx.person.possessive} {said.lower()} is {name}"
         if details:
             content += f" ({', '.join(details.values())})"
@@ -410,3 +412,33 @@ def _copy(match: re.Match, ctx: RuleContext) -> list[Candidate]:
         who += f" ({', '.join(details.values())})"
     content = person.sentence(f"wants {who} {wants}")
     return [_candidate(ctx, content, relation, name, details, "contact.copy")]
+
+
+# "I want to add my brother as an authorised person. Kian Farahani, 07700 900 673.": the contact the sentence before
+# named by relation alone, named and reached in a sentence of their own.
+_NAME_AND_DETAILS = re.compile(r"^(?:(?:it's|he's|she's|they're|that's)\s+)?(?P<name>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,3})"
+                               r"\s*[,:-]\s*(?P<rest>.*(?:@|\d{3}).*)$", re.I)
+# "use my daughter's, paloma@example.es": a contact's email named by whose it is.
+_RELATIONS_EMAIL = re.compile(rf"\bmy\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})'s(?:\s+(?:e-?mail|address"
+                              rf"|one))?\s*[,:-]?\s*(?P<email>{EMAIL.pattern})", re.I)
+
+
+def contact_named_after_mention(text: str, mention: tuple[str, str | None] | None, ctx: RuleContext) -> list[Candidate]:
+    """The name and details of the contact the sentence before mentioned without a name, and the email a user gives
+    as a relation's ("my daughter's, x@y.es")."""
+    if match := _RELATIONS_EMAIL.search(text):
+        said = match.group("relation").lower()
+        content = f"{ctx.person.possessive} {said}'s email address is {match.group('email')}"
+        return [_candidate(ctx, content, said, None, {"email": match.group("email")}, "contact.email_of",
+                           aspect="email")]
+    if mention is None or mention[1] or not (match := _NAME_AND_DETAILS.match(text.strip().rstrip("."))):
+        return []
+    name = _name(match.group("name"))
+    if not name or len(name.split()) < 2:
+        return []
+    details = _details(match.group("rest"), aside=match.group("rest"))
+    if not details:
+        return []
+    said = mention[0]
+    content = f"{ctx.person.possessive} {said} is {name} ({', '.join(details.values())})"
+    return [_candidate(ctx, content, said, name, details, "contact.named_after")]
