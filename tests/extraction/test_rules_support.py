@@ -1646,3 +1646,22 @@ def test_a_second_card_named_in_a_sentence_about_billing_is_kept_too():
     candidates = extract("Billing is on the Amex ending 3005, and there's a spare Visa ending 7781 if that fails.")
 
     assert {c.subject for c in candidates} >= {"identifier:card:3005", "identifier:card:7781"}
+
+
+@pytest.mark.parametrize(("offer", "answer", "content"), [
+    ("For broadband we have Fibre 150 at £30, or Fibre 900, a faster package at £45.", "fibre 900 pls, we stream a lot",
+     "The user is on the Fibre 900 package"),
+    ("Which plan would you like? We have Starter at $9, Team at $29, and Team Plus at $49.", "Team Plus, thanks.",
+     "The user is on the Team Plus plan"),
+])
+def test_the_option_the_user_picks_from_the_agents_offer_is_their_plan(offer, answer, content):
+    assert one(_dialogue(("assistant", offer), ("user", answer)), "plan").content == content
+
+
+@pytest.mark.parametrize(("offer", "answer"), [
+    ("Which plan would you like? We have Starter and Team.", "Team sounds expensive, what does it include?"),
+    ("Which plan would you like? We have Starter and Team.", "Neither, thanks."),
+    ("Thanks, Oskar. Anything else?", "Team Plus, thanks."),
+])
+def test_an_answer_that_picks_nothing_offered_is_no_plan(offer, answer):
+    assert not [c for c in _dialogue(("assistant", offer), ("user", answer)) if c.subject == "plan"]

@@ -339,3 +339,38 @@ def addressed_name(text: str, reply: str | None) -> str | None:
 _GREETING = (r"(?i:\b(?:hi|hello|hey|dear|morning|afternoon|evening|thanks|thank\s+you|welcome(?:\s+back)?|congratulations"
              r"|congrats|sorry|ok|okay|great|sure|of\s+course|no\s+problem|certainly|absolutely|perfect|noted)\b)")
 _DESCRIBED = re.compile(r"^\s*,\s*(?:(?:our|my|his|her|their|the)\s|who\b|she\b|he\b)", re.I)
+
+
+# "For tariffs we have Fixed 24, ... or Green Flex, ..." / "Which plan would you like? We have Essentials at $35,
+# Unlimited at $55, and Unlimited Plus at $70": named options of a plan-like kind the agent offers.
+_OFFER_NOUN = re.compile(rf"\b(?P<noun>{_PLAN_NOUN})s?\b", re.I)
+_OFFER_CUE = re.compile(r"\b(?:we\s+have|we\s+offer|there's|there\s+are|options?\s+(?:are|is)|choose\s+between"
+                        r"|choice\s+of|which\s+(?:one|\w+)\s+would\s+you\s+like|you\s+can\s+(?:have|choose|pick))\b", re.I)
+_OPTION = re.compile(r"(?-i:[A-Z][\w+&'-]*)(?:\s+(?:(?-i:[A-Z0-9][\w+&'-]*)|&|\+))*")
+_CHOICE_TAIL = re.compile(r"^(?:\s+(?:please|pls|plz|for\s+sure|definitely|thanks|thank\s+you|then|I\s+think|sounds\s+good)"
+                          r"|\s*[,.!;]|\s*$)", re.I)
+
+
+def offered_options(text: str) -> tuple[str, list[str]] | None:
+    """(the kind, the names) of the options the agent's message offers, or None."""
+    for sentence in re.split(r"(?<=[.?!])\s+", text):
+        if not _OFFER_CUE.search(sentence) or not (noun := _OFFER_NOUN.search(text)):
+            continue
+        after = sentence[_OFFER_CUE.search(sentence).end():]
+        options = [option for option in _OPTION.findall(after) if option.split()[0] not in ("I", "We", "You")]
+        if len(options) >= 2:
+            return noun.group("noun").lower(), options
+    return None
+
+
+def chosen_option(answer: str, offered: tuple[str, list[str]] | None) -> list[str]:
+    """"green flex pls": the customer's pick among the options the agent offered, as their statement."""
+    if not offered:
+        return []
+    noun, options = offered
+    reply = re.sub(r"^(?:(?:yes|yeah|ok|okay|great|perfect|hmm|um|so|then)[\s,.!]+)*(?:(?:the|I'll\s+(?:take|go\s+with|have)"
+                   r"|I'd\s+like|let's\s+go\s+with|go\s+with)\s+)*", "", answer.strip(), flags=re.I)
+    for option in sorted(options, key=len, reverse=True):
+        if reply.lower().startswith(option.lower()) and _CHOICE_TAIL.match(reply[len(option):]):
+            return [f"I'm on the {option} {noun}"]
+    return []

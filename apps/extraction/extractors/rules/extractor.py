@@ -28,8 +28,10 @@ from apps.extraction.extractors.rules.dialogue import (
     agent_update_as_customer,
     asks_to_confirm_reading,
     change_made,
+    chosen_option,
     confirmation_asked,
     confirmed_statements,
+    offered_options,
     plan_change_asked,
     requested_slots,
     slot_statements,
@@ -114,6 +116,7 @@ class RulesExtractor:
         parsed = []
         asked: list[str] = []
         confirming: list[tuple[str, str]] = []
+        offered = None
         said = [message for message in messages
                 if (message.role == "user" or message.role in AGENT_ROLES) and (message.text or "").strip()]
         for index, message in enumerate(said):
@@ -121,7 +124,7 @@ class RulesExtractor:
             answers = slot_statements(text, asked) if message.role == "user" else []
             afterwards: list[str] = []
             if message.role == "user":
-                answers += confirmed_statements(text, confirming, answers)
+                answers += confirmed_statements(text, confirming, answers) + chosen_option(text, offered)
                 reply = said[index + 1] if index + 1 < len(said) else None
                 answers += _changes_made(text, reply)
                 if reply is not None and reply.role == "assistant" and (name := addressed_name(text, reply.text)):
@@ -129,6 +132,7 @@ class RulesExtractor:
             parsed.append(_parse(message, text, answers, afterwards))
             asked = requested_slots(text) if message.role == "assistant" else []
             confirming = confirmation_asked(text) if message.role == "assistant" else []
+            offered = offered_options(text) if message.role == "assistant" else None
         person = Person(known=(user_name or "").strip() or _stated_name(parsed))
         # Whom "delete her number" means in a message that names no one: the contact named last in the batch, else
         # a known contact (an earlier session's) that this message or the agent's just before names.
