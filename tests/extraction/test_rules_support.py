@@ -1665,3 +1665,16 @@ def test_the_option_the_user_picks_from_the_agents_offer_is_their_plan(offer, an
 ])
 def test_an_answer_that_picks_nothing_offered_is_no_plan(offer, answer):
     assert not [c for c in _dialogue(("assistant", offer), ("user", answer)) if c.subject == "plan"]
+
+
+@pytest.mark.parametrize(("turns", "status"), [
+    ([("user", "Hello, I'm a Harbour Club Silver member, number HC-2210-77.")], "Silver"),
+    ([("assistant", "I've updated your profile. Your status is Diamond until June 2027.")], "Diamond"),
+])
+def test_a_membership_level_with_its_programme_or_an_end_date_is_the_users(turns, status):
+    assert one(_dialogue(*turns), "membership").metadata["value"] == status
+
+
+def test_a_member_number_after_a_comma_is_the_membership_number():
+    assert one(extract("I'm a Gold member, number HC-2210-77."), "identifier:membership").metadata[
+        "identifier"] == "HC-2210-77"

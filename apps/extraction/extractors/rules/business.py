@@ -121,12 +121,13 @@ def _plan_value(raw: str) -> str | None:
 # level, named with a capital, one at a time.
 _LEVEL_NAME = r"(?P<level>(?-i:[A-Z][\w+-]*))"
 _MEMBER_LEVEL = re.compile(
-    rf"^{_WE}{_BE}{ADV}\s+(?:an?\s+|now\s+an?\s+){_LEVEL_NAME}\s+(?:member|cardholder|customer|status\s+member)"
+    rf"^{_WE}{_BE}{ADV}\s+(?:an?\s+|now\s+an?\s+)(?:(?P<programme>(?-i:[A-Z][\w'&-]*)(?:\s+(?-i:[A-Z][\w'&-]*)){{0,2}})\s+)?"
+    rf"{_LEVEL_NAME}\s+(?:member|cardholder|customer|status\s+member)"
     r"(?:\s+(?:now|already|since\s+.+))?(?:,.*)?$"
     rf"|^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:reached|got|have|earned|hit|achieved|moved\s+up\s+to|been\s+upgraded\s+to)"
     rf"\s+{_LEVEL_NAME.replace('level', 'level2')}\s+(?:status|tier|level|membership)\b(?P<rest>.*)$"
     rf"|^(?:my|our)\s+(?:membership|loyalty|status|member)\s*(?:level|tier|status)?\s+is\s+(?:now\s+)?"
-    rf"{_LEVEL_NAME.replace('level', 'level3')}$",
+    rf"{_LEVEL_NAME.replace('level', 'level3')}(?:\s+(?:until|till|through|since|from)\s+.+)?$",
     re.I,
 )
 
@@ -138,7 +139,9 @@ def _membership(ctx: RuleContext, text: str) -> list[Candidate]:
     level = match.group("level") or match.group("level2") or match.group("level3")
     if level.lower() in lexicon.DEICTIC_OBJECTS or level.lower() in _NOT_PLAN_NAMES:
         return []
-    return [ctx.candidate(ctx.person.sentence(f"has {level} membership status"), confidence=0.85,
+    programme = match.group("programme")
+    status = f"has {level} membership status" + (f" in {programme}" if programme else "")  # "Solenne Circle Gold"
+    return [ctx.candidate(ctx.person.sentence(status), confidence=0.85,
                           rule="business.membership", subject="membership", tags=("account",),
                           metadata={"value": level})]
 

@@ -81,7 +81,7 @@ _ID = rf"(?!(?:{_KIND_ALTERNATION})s?\b)#?[A-Za-z0-9][A-Za-z0-9_-]*(?:[ ]\d{{2,1
 _IDS = rf"(?P<ids>{_ID}(?:(?:\s*,\s*(?:and\s+|&\s+)?|\s+(?:and|&|or)\s+|\s*/\s*){_ID})*)"
 _VALUE_FOLLOWS = r"\s*(?:(?:is|was|are|were)(?:\s+now)?\s+|[:=]\s*|-\s+)?"
 _IDENTIFIER = re.compile(
-    rf"\b(?P<kind>{_KIND_ALTERNATION})s?\b(?P<qual>(?:\s*{_QUALIFIER})*){_VALUE_FOLLOWS}{_IDS}",
+    rf"\b(?P<kind>{_KIND_ALTERNATION})s?\b(?P<qual>(?:,?\s*{_QUALIFIER})*){_VALUE_FOLLOWS}{_IDS}",
     re.I,
 )
 # "60318877 is my customer number": the value first, then what it is.
