@@ -1678,3 +1678,25 @@ def test_a_membership_level_with_its_programme_or_an_end_date_is_the_users(turns
 def test_a_member_number_after_a_comma_is_the_membership_number():
     assert one(extract("I'm a Gold member, number HC-2210-77."), "identifier:membership").metadata[
         "identifier"] == "HC-2210-77"
+
+
+@pytest.mark.parametrize(("offer", "answer", "booked"), [
+    ("The first boiler service slot is Thursday 26 March, 8am to 12pm. Shall I book it?", "Yes please.",
+     "Booked for the user: The first boiler service slot is Thursday 26 March (2026-03-26), 8am to 12pm"),
+    ("Dr Ahmed can see you on Monday 23 March at 10:40. Would you like me to book that?", "Perfect, thanks.",
+     "Booked for the user: Dr Ahmed can see the user on Monday 23 March (2026-03-23) at 10:40"),
+])
+def test_a_dated_slot_the_agent_offers_and_the_user_accepts_is_booked(offer, answer, booked):
+    assert [c.content for c in _dialogue(("assistant", offer), ("user", answer))
+            if c.metadata["rule"] == "support.outcome.accepted"] == [booked]
+
+
+@pytest.mark.parametrize(("offer", "answer"), [
+    ("The first slot is Thursday 26 March, 8am to 12pm. Shall I book it?", "No, I'm away then."),
+    ("The first slot is Thursday 26 March, 8am to 12pm. Shall I book it?", "Yes, but is there anything later?"),
+    ("We have Monday 23 March or Tuesday 24 March. Shall I book one?", "Yes."),
+    ("The first slot is Thursday 26 March. Anything else?", "Yes, my address changed."),
+])
+def test_an_offer_declined_unclear_or_not_made_books_nothing(offer, answer):
+    assert not [c for c in _dialogue(("assistant", offer), ("user", answer))
+                if c.metadata["rule"] == "support.outcome.accepted"]

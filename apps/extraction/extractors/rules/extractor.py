@@ -49,6 +49,7 @@ from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
 from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement
 from apps.extraction.extractors.rules.support import (
+    accepted_offer,
     booking,
     confirmed_change,
     key_value_line,
@@ -144,6 +145,10 @@ class RulesExtractor:
             named_known = _named_known_contact(known_contacts, f"{before}\n{item.message.text}")
             named_here = _named_known_contact(known_contacts, item.message.text)  # this message names them: them
             said_here = _message_candidates(item, person, named_here or talked_about or named_known)
+            if item.message.role == "user" and before and parsed[index - 1].message.role == "assistant":
+                said_here += accepted_offer(normalise_text(before), normalise_text(item.message.text), RuleContext(
+                    seq=item.message.seq, role="user", person=person,
+                    reference=item.message.created_at.date() if item.message.created_at else None))
             found += said_here
             talked_about = _last_contact(item, said_here) or talked_about
         candidates = self._kept_statements(found)

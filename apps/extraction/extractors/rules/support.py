@@ -486,3 +486,28 @@ def record_name(line: str) -> str | None:
         return match.group("value").strip().rstrip(".") or None
     return None
 
+
+
+# "The first installation slot is Thursday 12 March, 12pm to 4pm. Shall I book it?" / "Yes please": a slot the agent
+# offers, with a date, becomes the customer's booking when they accept it.
+_BOOK_OFFER = re.compile(r"\b(?:shall|should|can|may)\s+I\s+(?:book|reserve|confirm|go\s+ahead|lock)|\bwould\s+you\s+like\s+"
+                         r"(?:me\s+to\s+book|to\s+book|that\s+(?:slot|one|time|date))|\bdoes\s+that\s+(?:work|suit)\b"
+                         r"|\b(?:want|like)\s+me\s+to\s+(?:book|reserve)\b", re.I)
+_ACCEPTS = re.compile(r"^(?:yes|yep|yeah|yup|sure|ok|okay|perfect|great|lovely|brilliant|fine|please\s+do|go\s+ahead"
+                      r"|book\s+it|that\s+works|that's\s+(?:fine|great|perfect|good)|sounds\s+good|(?:the\s+)?(?:first|earliest)"
+                      r"(?:\s+one)?|that\s+one)\b", re.I)
+_DECLINES = re.compile(r"\b(?:no|not|can't|cannot|won't|instead|rather|different|another|other|later|earlier)\b", re.I)
+
+
+def accepted_offer(offer: str, answer: str, ctx: RuleContext) -> list[Candidate]:
+    """The booking the customer's `answer` accepts from the agent's `offer`, or []."""
+    first_answer = re.split(r"(?<=[.!?])\s+", answer.strip(), maxsplit=1)[0]
+    if not _BOOK_OFFER.search(offer) or not _ACCEPTS.match(first_answer) or _DECLINES.search(first_answer):
+        return []
+    slots = [sentence for sentence in re.split(r"(?<=[.!?])\s+", offer)
+             if "?" not in sentence and _dated(sentence) and find_dates(sentence, ctx.reference)]
+    if len(slots) != 1 or len(mentions := find_dates(slots[0], ctx.reference)) > 1 and re.search(
+            r"\bor\b", slots[0][mentions[0].end:mentions[-1].start]):
+        return []  # none, or a choice of several ("Monday or Tuesday"): which was taken the answer must say
+    slot = rewrite_second_person(slots[0].rstrip(" ."), ctx.person)
+    return [_outcome(ctx, f"Booked for {ctx.person.label}: {slot}", slots[0], "support.outcome.accepted", 0.75)]
