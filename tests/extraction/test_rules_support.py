@@ -1700,3 +1700,35 @@ def test_a_dated_slot_the_agent_offers_and_the_user_accepts_is_booked(offer, ans
 def test_an_offer_declined_unclear_or_not_made_books_nothing(offer, answer):
     assert not [c for c in _dialogue(("assistant", offer), ("user", answer))
                 if c.metadata["rule"] == "support.outcome.accepted"]
+
+
+@pytest.mark.parametrize(("said", "content"), [
+    ("Done: a direct debit of £42 to Northwell Water on the 3rd of each month.",
+     "Support update for the user: a direct debit of £42 to Northwell Water on the 3rd of each month"),
+    ("Done, paper statements are now off for your account.", "Paper statements are now off for the user's account"),
+    ("All set: you have a standing booking for the 7am swim on Mondays.",
+     "The user has a standing booking for the 7am swim on Mondays"),
+])
+def test_what_the_agent_reports_done_is_kept(said, content):
+    assert content in [c.content for c in _dialogue(("assistant", said))]
+
+
+@pytest.mark.parametrize("said", ["Done! Anything else I can help with?", "Done, thanks for your patience.",
+                                  "Sorted: is there anything else?", "Done: I can't cancel the order though."])
+def test_a_done_that_reports_nothing_is_not_kept(said):
+    assert not [c for c in _dialogue(("assistant", said)) if c.metadata["rule"] == "support.outcome.done"]
+
+
+@pytest.mark.parametrize(("said", "content"), [
+    ("I've placed a hold on the parcel until Friday 20 March.",
+     "The assistant placed a hold on the parcel until Friday 20 March (2026-03-20)"),
+    ("I've blocked the card ending 7781 so nothing more can go through.",
+     "The assistant blocked the card ending 7781 so nothing more can go through"),
+])
+def test_more_agent_actions_are_episodes(said, content):
+    assert content in [c.content for c in _dialogue(("assistant", said))]
+
+
+@pytest.mark.parametrize("said", ["Booked, reference CW-88142.", "Done, that's the address on your profile."])
+def test_a_done_that_only_repeats_a_reference_or_points_at_something_is_not_kept(said):
+    assert not [c for c in _dialogue(("assistant", said)) if c.metadata["rule"] == "support.outcome.done"]

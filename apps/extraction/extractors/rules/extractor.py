@@ -52,6 +52,7 @@ from apps.extraction.extractors.rules.support import (
     accepted_offer,
     booking,
     confirmed_change,
+    done_report,
     key_value_line,
     outcomes,
     record_name,
@@ -314,11 +315,15 @@ def _message_candidates(item: _Message, person: Person,
             else:
                 restated = _restated(sentence, ctx, asks_to_confirm=asks_to_confirm)
                 updated = bool(restated) and agent_update_as_customer(sentence.text) is not None
+                clause_outcomes = []
                 for clause in sentence.clauses:
                     # "I've updated your mobile to ...": the customer's new value, not also an episode saying so
                     done = [] if updated else (outcomes(clause, ctx) or booking(clause, ctx)
                                                or confirmed_change(clause, ctx))
+                    clause_outcomes += done
                     found += done + identifiers(clause.text, ctx, confidence=0.85)
+                if not (updated or clause_outcomes or restated) and message.role == "assistant":
+                    found += done_report(sentence.text, ctx)  # "Done: push notifications are off": the whole report
                 found += restated
     return found
 

@@ -76,7 +76,8 @@ _DONE = ("opened|created|filed|raised|logged|submitted|escalated|issued|processe
          "|applied|sent|shipped|dispatched|arranged|ordered|scheduled|rescheduled|booked|cancell?ed|canceled|reset"
          "|updated|changed|reactivated|unlocked|upgraded|downgraded|waived|reversed|removed|added|approved|replaced"
          "|resolved|closed|confirmed|requested|generated|emailed|mailed|posted|reissued|restored|extended"
-         "|authori[sz]ed|activated|deactivated|paid|completed|set\\s+up|sent\\s+out|moved|transferred|renewed")
+         "|authori[sz]ed|activated|deactivated|paid|completed|set\\s+up|sent\\s+out|moved|transferred|renewed"
+         "|started|placed|blocked|prepared|enrolled|registered|assigned|turned\\s+(?:off|on)|switched\\s+(?:off|on)")
 # Sending the customer something to act on now (a label, a link, a code) is part of this conversation, not a fact
 # for later; a replacement, a refund or a new card sent is (it has an amount or is not paperwork).
 _PASSING_PAPERWORK = re.compile(
@@ -310,6 +311,29 @@ def booking(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         content = person.starting(f"{person.possessive} {match.group('thing')} {match.group('verb')}{match.group('rest')}")
         return [_outcome(ctx, rewrite_second_person(content, person), text, "support.outcome.event", 0.75)]
     return []
+
+
+# "Done: a standing order of £985 to ... starting 1 September", "Done: push notifications are off", "All set: you have a
+# recurring booking for ...": what the agent reports done, after a word that says so.
+_DONE_REPORT = re.compile(r"^(?:done|all\s+done|all\s+set|sorted|booked|confirmed|that's\s+done)\s*[:,.!-]\s*(?P<rest>\S.+)$",
+                          re.I)
+_NOW_STATE = re.compile(r"\b(?:is|are)\s+(?:now\s+)?(?:off|on|enabled|disabled|switched\s+(?:off|on)|turned\s+(?:off|on)|active"
+                        r"|cancell?ed|paused|stopped|set\s+up|on\s+by\s+default|off\s+by\s+default)\b|\byou\s+have\b", re.I)
+
+
+def done_report(text: str, ctx: RuleContext) -> list[Candidate]:
+    """What the agent reports done after a word that says so ("Done: a standing order of £985 ..."), or []."""
+    match = _DONE_REPORT.match(text)
+    if not match or _NOT_DONE.search(match.group("rest").split(",")[0]):
+        return []
+    rest = match.group("rest").rstrip(" .!")
+    words = [word for word in re.findall(r"[^\W\d_][\w'-]*", rest)
+             if not re.search(r"\d", word) and word.lower() not in ("reference", "ref", "number", "booking", "your")]
+    if len(words) < 3 or re.match(r"(?:that's|that\s+is|this\s+is|it's|it\s+is|here's)\b", rest, re.I):
+        return []  # "Booked, reference CW-88142" (the identifier is kept on its own), "Done, that's the address on file"
+    if "?" in rest or not (_SUPPORT_NOUNS.search(rest) or _AMOUNT.search(rest) or _dated(rest) or _NOW_STATE.search(rest)):
+        return []
+    return [_outcome(ctx, _support_update(rest, ctx.person), rest, "support.outcome.done", 0.75)]
 
 
 def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
