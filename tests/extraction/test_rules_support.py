@@ -1732,3 +1732,15 @@ def test_more_agent_actions_are_episodes(said, content):
 @pytest.mark.parametrize("said", ["Booked, reference CW-88142.", "Done, that's the address on your profile."])
 def test_a_done_that_only_repeats_a_reference_or_points_at_something_is_not_kept(said):
     assert not [c for c in _dialogue(("assistant", said)) if c.metadata["rule"] == "support.outcome.done"]
+
+
+def test_a_new_card_for_one_that_expired_replaces_it_and_the_old_one_is_not_stored_again():
+    [new] = extract("My Mastercard ending 4410 expired, the new card ends in 9023.")
+
+    assert (new.subject, new.metadata["identifier"], new.metadata["replaces"]) == ("identifier:card:4410", "9023", "4410")
+
+
+@pytest.mark.parametrize("text", ["I only gave my date of birth for that age check, please don't keep it.",
+                                  "I only gave my date of birth for the age check, please delete it."])
+def test_it_after_the_users_own_thing_and_another_is_the_users_own_thing(text):
+    assert [c.subject for c in extract(text) if c.action == "delete"] == ["birthday"]

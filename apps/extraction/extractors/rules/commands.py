@@ -142,8 +142,9 @@ def _clause_forgets(clauses: list[Clause], ctx: RuleContext, clause_rules) -> li
                 if not asked:
                     return None  # "forget it", "never mind": not a request about stored data
                 continue
-            if index and (named_thing := _loosely_asked_to_forget(
-                    ", ".join(other.text for other in clauses[:index]), ctx, clause_rules)):
+            before = ", ".join(other.text for other in clauses[:index])
+            if index and (named_thing := _loosely_asked_to_forget(before, ctx, clause_rules) or (
+                    _antecedent_forgotten(before, ctx, clause_rules))):
                 asked[index] = named_thing  # "there's no need to keep my passport number, please delete it"
                 nouns.append(None)
                 break
@@ -222,7 +223,10 @@ def _loosely_asked_to_forget(text: str, ctx: RuleContext, clause_rules) -> list[
 def _thing_forgotten(words: str, ctx: RuleContext, clause_rules, *, last: bool = False) -> list[Candidate]:
     """The first (or `last`) thing `words` name that can be forgotten, read longest first: "my old mobile number"."""
     starts = list(_THING_START.finditer(words))
-    for match in reversed(starts) if last else starts:
+    if last:  # the user's own thing first: "my date of birth for that age check, don't keep it" is the date of birth
+        starts = [*[m for m in reversed(starts) if m.group(0).lower().startswith(("my", "our"))],
+                  *[m for m in reversed(starts) if not m.group(0).lower().startswith(("my", "our"))]]
+    for match in starts:
         opening = match.group(0).lower()
         phrase = ("my " + words[match.end():]) if opening.startswith("any") else words[match.start():]
         tokens = phrase.split()

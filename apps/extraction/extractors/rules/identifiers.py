@@ -248,6 +248,11 @@ def _identifier(ctx: RuleContext, key: str, core: str, raw: str, qualifier: str 
                          metadata=metadata)
 
 
+_CARD_GONE = re.compile(r"^\W*(?:has\s+|had\s+|was\s+|is\s+|got\s+)?(?:just\s+)?(?:expired|cancell?ed|stolen|lost|blocked"
+                        r"|replaced|no\s+longer\s+(?:works|valid|in\s+use))\b", re.I)
+_CARD_GONE_BEFORE = re.compile(r"\b(?:old|previous|expired|lost|stolen|cancell?ed)\s+(?:[\w-]+\s+){0,3}$", re.I)
+
+
 def _card_endings(text: str, ctx: RuleContext, confidence: float) -> list[Candidate]:
     found = []
     for match in _CARD_LAST_FOUR.finditer(text):
@@ -262,8 +267,17 @@ def _card_endings(text: str, ctx: RuleContext, confidence: float) -> list[Candid
         if last in found:
             continue
         found.append(last)
+    sentence = ctx.sentence if ctx.sentence and text in ctx.sentence else text  # the old card may be a clause away
+    named = list(dict.fromkeys(match.group("last") or match.group("last3") or match.group("last2")
+                               for match in _CARD_LAST_FOUR.finditer(sentence)))
+    old = [last for last in named if _CARD_GONE.search(sentence[sentence.find(last) + 4:sentence.find(last) + 40])
+           or _CARD_GONE_BEFORE.search(sentence[max(0, sentence.find(last) - 40):sentence.find(last)])]
+    replaced = old[0] if len(old) == 1 and len(named) == 2 else None
+    # "My Visa ending 3390 expired, the new card ends in 7712": the new card takes the old one's subject, so
+    # consolidation supersedes exactly it; the old one is not stored again.
     return [ctx.candidate(f"{ctx.person.possessive} card ends in {last}", confidence=confidence,
-                          rule="identifier.card", subject=identifier_subject("card", last, single=False),
+                          rule="identifier.card", subject=identifier_subject("card", replaced or last, single=False),
                           tags=("identifier", "pii"),
-                          metadata={"kind": "card", "identifier": last, "label": "card ending", "pii": True})
-            for last in found]
+                          metadata={"kind": "card", "identifier": last, "label": "card ending", "pii": True,
+                                    **({"replaces": replaced} if replaced else {})})
+            for last in found if last != replaced]
