@@ -265,6 +265,8 @@ _CONTACT_IS = re.compile(r"\bis\s+(?P<name>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w
 def _named_known_contact(known: set[tuple[str, str | None]], text: str) -> tuple[str, str | None] | None:
     """The one known contact `text` names, by a word for their relation ("Mum") or their (first) name ("Timur");
     None for none or more than one."""
+    if not known:
+        return None
     words = {re.sub(r"'s$", "", word.casefold()) for word in re.findall(r"[^\W\d_][\w'-]*", text)}  # "Tem's"
     named = {(relation, name) for relation, name in known
              if (name and name.split()[0] in words) or any(
