@@ -1744,3 +1744,10 @@ def test_a_new_card_for_one_that_expired_replaces_it_and_the_old_one_is_not_stor
                                   "I only gave my date of birth for the age check, please delete it."])
 def test_it_after_the_users_own_thing_and_another_is_the_users_own_thing(text):
     assert [c.subject for c in extract(text) if c.action == "delete"] == ["birthday"]
+
+
+def test_a_relations_email_beside_the_users_own_keeps_both():
+    candidates = extract("My email is mira@example.com, and for school letters use my son's, dev.menon@example.com.")
+
+    assert one(candidates, "email").metadata["value"] == "mira@example.com"
+    assert one(candidates, "contact:son:email").metadata["email"] == "dev.menon@example.com"

@@ -306,12 +306,12 @@ def _message_candidates(item: _Message, person: Person,
                     sentence = _Sentence(text=resolved, clauses=split_clauses(resolved))
                 named_after = contact_named_after_mention(sentence.text, contact, ctx)
                 contact = mentioned_contact(sentence.text) or contact
-                stated = named_after or _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text),
-                                                       after_admitted_error=admitted_error)
+                stated = named_after + _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text),
+                                                      after_admitted_error=admitted_error)
                 admitted_error = bool(_ADMITS_ERROR.search(sentence.text))
                 found += stated + contacts_named_in_passing(sentence.text, ctx, stated)
                 someone_named = contact is not None or any(
-                    (getattr(item, "subject", None) or "").startswith("contact:") for item in found)
+                    (getattr(said, "subject", None) or "").startswith("contact:") for said in found)
                 found += unclaimed_phones(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named)
                 found += unclaimed_addresses(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named)
             else:
@@ -604,10 +604,11 @@ _HOME_ADDRESS = subjects.address_subject("home")
 
 def _another_number_is_not_a_change(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
     """"My mobile is 07700 900 318" and later "call me on 0113 496 0721 today": a number given without saying what
-    kind it is, or that it changed, is another number of the user's, not a new mobile that retires the one on file."""
+    kind it is, or that it changed, is another number of the user's, not a new mobile that retires the one on file;
+    an address given on its own while another is on file is not kept at all (a delivery and a move read the same)."""
     held = {subject: [memory.content for memory in existing if memory.subject == subject]
             for subject in (subjects.PHONE, subjects.EMAIL, _HOME_ADDRESS)}
-    dropped: list[Candidate] = []
+    dropped: set[int] = set()
     for candidate in candidates:
         value = str(candidate.metadata.get("value") or "")
         if candidate.subject not in held or candidate.action != "add":
@@ -620,14 +621,14 @@ def _another_number_is_not_a_change(candidates: list[Candidate], existing: list[
                 candidate.content = candidate.content.replace(" phone number is ", " other phone number is ")
                 candidate.metadata["kind"] = "other"
             elif candidate.subject == _HOME_ADDRESS:
-                dropped.append(candidate)  # an address given on its own: a delivery, a correction, a move? Not known
+                dropped.add(id(candidate))  # an address given on its own: a delivery, a correction, a move? Not known
                 continue
             else:  # "it's jo@x.com for the invoices": an address they gave, kept beside the one on file
                 owner = re.sub(r"(?:'s|\u2019s)$", "", candidate.content.split(" email address is ")[0])
                 candidate.subject, candidate.content = None, f"{owner} also uses the email address {value}"
         if candidate.subject in held:
             held[candidate.subject].append(candidate.content)
-    return [candidate for candidate in candidates if candidate not in dropped]
+    return [candidate for candidate in candidates if id(candidate) not in dropped]
 
 
 def _comparable(text: str) -> str:
