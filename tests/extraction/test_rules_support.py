@@ -1751,3 +1751,14 @@ def test_a_relations_email_beside_the_users_own_keeps_both():
 
     assert one(candidates, "email").metadata["value"] == "mira@example.com"
     assert one(candidates, "contact:son:email").metadata["email"] == "dev.menon@example.com"
+
+
+@pytest.mark.parametrize(("text", "reference", "day"), [
+    ("Your slot on Thursday 12 March is confirmed.", (2026, 3, 20), (2026, 3, 12)),  # this year's, gone by
+    ("Your slot on Friday 12 March 2027 is confirmed.", (2026, 3, 20), (2027, 3, 12)),  # a year said stays
+    ("Your slot on Monday 12 March is confirmed.", (2026, 3, 20), (2027, 3, 12)),  # fits neither: as read
+])
+def test_a_stated_weekday_takes_a_date_read_as_next_years_back_to_this_years(text, reference, day):
+    from datetime import date
+
+    assert [m.day for m in find_dates(text, date(*reference))] == [date(*day)]

@@ -142,7 +142,7 @@ def _join_ranges(text: str, mentions: list[DateMention], reference: date | None 
                 and _WEEKDAY_BEFORE_DATE.match(text[previous.end:mention.start])):
             # "Thursday, March 6": one date, and the calendar date decides; the weekday picks its year
             day, end_day = _year_of_weekday(mention.day, mention.end_day, WEEKDAYS.index(previous.text.lower()),
-                                            reference)
+                                            reference, explicit_year=bool(re.search(r"\b\d{4}\b", mention.text)))
             joined[-1] = DateMention(text=text[previous.start:mention.end], start=previous.start, end=mention.end,
                                      past=mention.past, day=day, end_day=end_day, precision=mention.precision)
             continue
@@ -159,14 +159,17 @@ def _join_ranges(text: str, mentions: list[DateMention], reference: date | None 
     return joined
 
 
-def _year_of_weekday(day: date | None, end_day: date | None, weekday: int,
-                     reference: date | None) -> tuple[date | None, date | None]:
-    """`day` moved on a year when the past tense read it as last year's and the weekday says it is this year's: "I've
-    moved it to Friday 24 April" said on 14 April 2026 is 2026's Friday. Any other mismatch (a wrong weekday in
-    "Friday 21 May") keeps the date as read."""
-    if day is None or reference is None or day.weekday() == weekday or day >= reference:
+def _year_of_weekday(day: date | None, end_day: date | None, weekday: int, reference: date | None, *,
+                     explicit_year: bool = False) -> tuple[date | None, date | None]:
+    """`day` moved a year when the weekday says the year it was read in is wrong: on a year when the past tense read
+    it as last year's ("I've moved it to Friday 24 April" said on 14 April 2026 is 2026's Friday), back a year when
+    a day gone by this year was read as next year's ("your slot on Thursday 12 March", said on 20 March 2026). Any
+    other mismatch (a wrong weekday in "Friday 21 May", or a year said) keeps the date as read."""
+    if day is None or reference is None or day.weekday() == weekday or explicit_year:
         return day, end_day
-    for year in (day.year + 1,):
+    if day >= reference and day.year != reference.year + 1:
+        return day, end_day
+    for year in (day.year + 1,) if day < reference else (day.year - 1,):
         try:
             moved = day.replace(year=year)
         except ValueError:  # 29 February
