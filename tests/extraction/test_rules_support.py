@@ -1762,3 +1762,23 @@ def test_a_stated_weekday_takes_a_date_read_as_next_years_back_to_this_years(tex
     from datetime import date
 
     assert [m.day for m in find_dates(text, date(*reference))] == [date(*day)]
+
+
+def test_a_plan_change_asked_confirmed_over_three_turns_is_the_plan():
+    candidates = _dialogue(("user", "Can you drop me down to Lite HD? We never watch in 4K."),
+                           ("assistant", "Lite HD is £8 a month. Shall I switch you from 11 April?"),
+                           ("user", "Yes please."),
+                           ("assistant", "All done: you'll be on Lite HD from 11 April."))
+
+    assert one(candidates, "plan").metadata["value"] == "Lite HD"
+
+
+@pytest.mark.parametrize("turns", [
+    [("user", "Can you move me to Lite HD?"), ("assistant", "Lite HD is £8. Shall I switch you?"),
+     ("user", "Yes, but not until May."), ("assistant", "OK, you'll be on Lite HD from May.")],
+    [("user", "Can you drop me down to Lite HD?"), ("assistant", "Sorry, I can't switch you to Lite HD mid-contract.")],
+    [("user", "Can you move me to Lite HD?"), ("assistant", "Lite HD is £8. Shall I switch you?"), ("user", "No thanks."),
+     ("assistant", "OK, you'll stay on Premium.")],
+])
+def test_a_plan_change_not_agreed_or_not_made_is_no_plan(turns):
+    assert not [c for c in _dialogue(*turns) if c.subject == "plan" and "Lite HD" in c.content]

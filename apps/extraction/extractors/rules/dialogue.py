@@ -270,7 +270,7 @@ def agent_readback_as_customer(sentence: str) -> str | None:
 
 # "I'd like to move from Monthly Pro to the Annual Pro plan" / "Done, I've switched you to Annual Pro": a change the
 # customer asks for is a fact once the agent makes it. Asked alone, or refused, it is only a wish.
-_CHANGE_VERB = r"(?:move|switch|change|upgrade|downgrade|go|swap|transfer|put|convert)"
+_CHANGE_VERB = r"(?:move|switch|change|upgrade|downgrade|go|swap|transfer|put|convert|drop|bump)(?:\s+(?:me|us))?(?:\s+(?:down|up|back))?"
 _PLAN_NOUN = r"(?:plan|tier|package|subscription|membership|tariff|bundle|edition|licen[cs]e)"
 _PLAN_NAME = r"[\w+&.'-]+(?:\s+[\w+&.'-]+){0,3}?"
 _PLAN_CHANGE_ASKED = re.compile(
@@ -278,7 +278,10 @@ _PLAN_CHANGE_ASKED = re.compile(
     r"|(?:can|could|would|will)\s+you(?:\s+please)?|please|I'd\s+like\s+you\s+to)\s+(?:please\s+)?"
     rf"{_CHANGE_VERB}\s+(?:me\s+|us\s+|(?:my|our)\s+(?:account|membership|subscription|plan)\s+)?(?:over\s+)?"
     rf"(?:from\s+(?:the\s+|my\s+|our\s+)?(?P<old>{_PLAN_NAME})(?:\s+{_PLAN_NOUN})?\s+)?"
-    rf"(?:to|onto|on\s+to)\s+(?:the\s+|a\s+|an\s+)?(?P<new>{_PLAN_NAME})\s+(?P<noun>{_PLAN_NOUN})\b",
+    rf"(?:to|onto|on\s+to)\s+(?:the\s+|a\s+|an\s+)?(?:(?P<new>{_PLAN_NAME})\s+(?P<noun>{_PLAN_NOUN})\b"
+    # "can you drop me down to Standard HD?": a name in capitals needs no "plan" after it
+    r"|(?P<named>(?-i:[A-Z][\w+&'-]*)(?:\s+(?-i:[A-Z0-9][\w+&'-]*)){0,3})(?=\s*(?:[?.!,]|$|\s+(?:from|on|please|instead"
+    r"|now|next|today|starting))))",
     re.I,
 )
 _CHANGE_REFUSED = re.compile(r"\b(?:can't|cannot|can\s+not|unable|not\s+able|unfortunately|isn't\s+(?:possible|available)"
@@ -290,7 +293,7 @@ def plan_change_asked(text: str) -> tuple[str, str] | None:
     match = _PLAN_CHANGE_ASKED.search(text)
     if not match:
         return None
-    new, noun = match.group("new"), match.group("noun").lower()
+    new, noun = match.group("new") or match.group("named"), (match.group("noun") or "plan").lower()
     if new.split()[0].lower() in ("same", "other", "another", "cheaper", "better", "next", "new", "different"):
         return None  # "can I move to a cheaper plan?": no plan named
     old = match.group("old")
@@ -304,7 +307,8 @@ def change_made(reply: str, new_value: str) -> bool:
     value = re.escape(new_value)
     made = re.search(rf"\b(?:switched|moved|upgraded|downgraded|changed|transferred|converted)\s+(?:you|your\s+(?:account"
                      rf"|membership|subscription|plan))\s+(?:over\s+)?(?:to|onto|on\s+to)\s+(?:the\s+)?{value}\b"
-                     rf"|\b(?:you're|you\s+are)\s+now\s+on\s+(?:the\s+)?{value}\b", reply, re.I)
+                     rf"|\b(?:you're|you\s+are)\s+now\s+on\s+(?:the\s+)?{value}\b"
+                     rf"|\b(?:you'll|you\s+will)\s+(?:now\s+)?be\s+on\s+(?:the\s+)?{value}\b", reply, re.I)
     return made is not None and _CHANGE_REFUSED.search(reply) is None
 
 

@@ -128,7 +128,7 @@ class RulesExtractor:
             if message.role == "user":
                 answers += confirmed_statements(text, confirming, answers) + chosen_option(text, offered)
                 reply = said[index + 1] if index + 1 < len(said) else None
-                answers += _changes_made(text, reply)
+                answers += _changes_made(text, said[index + 1:index + 4])
                 if reply is not None and reply.role == "assistant" and (name := addressed_name(text, reply.text)):
                     afterwards.append(name)  # after the message, so that its first sentence still opens it
             parsed.append(_parse(message, text, answers, afterwards))
@@ -179,12 +179,24 @@ class RulesExtractor:
         return kept
 
 
-def _changes_made(text: str, reply: ConversationMessage | None) -> list[str]:
-    """The plan change the customer asks for in `text`, as their statement, when the agent's `reply` makes it."""
-    if reply is None or reply.role != "assistant" or (asked := plan_change_asked(text)) is None:
+def _changes_made(text: str, following: list[ConversationMessage]) -> list[str]:
+    """The plan change the customer asks for in `text`, as their statement, when the agent's reply makes it, or
+    asks "Shall I switch you from 11 April?", is told yes, and then makes it."""
+    if not following or following[0].role != "assistant" or (asked := plan_change_asked(text)) is None:
         return []
     statement, new_value = asked
-    return [statement] if change_made(normalise_text(reply.text), new_value) else []
+    reply = normalise_text(following[0].text)
+    if change_made(reply, new_value):
+        return [statement]
+    if "?" in reply and len(following) >= 3 and following[1].role == "user" and following[2].role == "assistant" and (
+            _YES.match(normalise_text(following[1].text).strip())) and change_made(normalise_text(following[2].text),
+                                                                                new_value):
+        return [statement]
+    return []
+
+
+_YES = re.compile(r"^(?:yes|yep|yeah|yup|sure|ok|okay|please\s+do|go\s+ahead|do\s+it|perfect|great)\b(?!.*\b(?:but|not|no)\b)",
+                  re.I)
 
 
 def _parse(message: ConversationMessage, text: str, answers: list[str] = (), afterwards: list[str] = ()) -> _Message:
