@@ -1782,3 +1782,25 @@ def test_a_plan_change_asked_confirmed_over_three_turns_is_the_plan():
 ])
 def test_a_plan_change_not_agreed_or_not_made_is_no_plan(turns):
     assert not [c for c in _dialogue(*turns) if c.subject == "plan" and "Lite HD" in c.content]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("And please take me off the promotional emails, there are too many.", "The user does not want promotional emails"),
+    ("Please stop sending me the weekly newsletter.", "The user does not want weekly newsletter"),
+    ("Unsubscribe me from marketing texts please.", "The user does not want marketing texts"),
+])
+def test_what_the_user_asks_not_to_be_sent_is_a_preference(text, content):
+    assert content in [c.content for c in extract(text)]
+
+
+def test_the_business_a_user_holds_the_account_for_is_their_business():
+    assert one(extract("I have the business account for Ola's Kitchen, account number 31250999."), "employer").content \
+        == "The user's business is Ola's Kitchen"
+
+
+@pytest.mark.parametrize(("text", "identifier"), [
+    ("My membership number is RX 5502 9917 3.", "RX 5502 9917 3"),
+    ("My membership number is RX 5502 9917 for 3 years now.", "RX 5502 9917"),
+])
+def test_a_last_single_digit_group_belongs_to_an_identifier_only_where_it_ends(text, identifier):
+    assert one(extract(text), "identifier:membership").metadata["identifier"] == identifier

@@ -36,6 +36,9 @@ _NAMED_ORG = r"(?P<org>(?-i:[A-Z][\w&'.-]*)(?:\s+(?:&|and|of|the|(?-i:[A-Z0-9][\
 _OWN_NAMED_ORG = re.compile(rf"^{_WE}{ADV}\s+(?P<verb>own|founded|co-founded|set\s+up)\s+{_NAMED_ORG}(?:,.*)?$", re.I)
 _RUN_PART_OF_ORG = re.compile(rf"^{_WE}{ADV}\s+(?:run|manage|head|lead)\s+(?:the|our)\s+(?P<part>(?-i:[a-z][a-z -]{{0,29}}?))\s+"
                               rf"(?:at|of|for)\s+{_NAMED_ORG}(?:,.*)?$", re.I)
+# "I have the business account for Bello's Bakehouse", "the company account for Acme Ltd": the customer's business.
+_ACCOUNT_FOR = re.compile(r"^I(?:'ve|\s+have|\s+hold|\s+manage|\s+run)\s+(?:got\s+)?(?:the|a|our)\s+(?:business|company|corporate"
+                          r"|trading)\s+account\s+(?:for|of)\s+(?P<org>(?-i:[A-Z]).+)$", re.I)
 _ON_BEHALF = re.compile(r"^I(?:'m|\s+am)\s+(?:calling|writing|contacting\s+you|reaching\s+out|getting\s+in\s+touch)"
                         r"\s+(?:from|on\s+behalf\s+of)\s+(?P<org>[A-Z].+)$")
 
@@ -59,7 +62,7 @@ def _organisation(ctx: RuleContext, text: str) -> list[Candidate]:
         return [ctx.candidate(said if not verb else ctx.person.sentence(rest),
                               confidence=0.85, rule="business.organisation", subject="employer",
                               tags=("identity", "work"), metadata={"value": org, "kind": "company"})]
-    match = _OUR_ORG.match(text) or _RUN_ORG.match(text) or _ON_BEHALF.match(text)
+    match = _OUR_ORG.match(text) or _RUN_ORG.match(text) or _ON_BEHALF.match(text) or _ACCOUNT_FOR.match(text)
     if not match or not (org := org_value(match.group("org"))) or not org[:1].isupper() and not ctx.lowercase:
         return []
     if ctx.lowercase:
@@ -69,6 +72,8 @@ def _organisation(ctx: RuleContext, text: str) -> list[Candidate]:
         kind = "company"
     if match.re is _ON_BEHALF:
         content = ctx.person.sentence(f"works at {org}")
+    elif match.re is _ACCOUNT_FOR:
+        content, kind = f"{ctx.person.possessive} business is {org}", "business"
     else:
         content = f"{ctx.person.possessive} {kind} is {org}"
     metadata = {"value": org, "kind": kind}

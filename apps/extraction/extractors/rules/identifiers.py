@@ -77,7 +77,9 @@ _KIND_ALTERNATION = "|".join(re.escape(word).replace(r"\ ", r"[\s-]+")
 _QUALIFIER = r"(?:card|numbers?|num|nr|nos?|ids?|codes?|references?|refs?)\b\.?"
 # A value, with the digit groups that follow it after single spaces ("5520 1188 77"), a bounded number of them.
 MAX_DIGIT_GROUPS = 6
-_ID = rf"(?!(?:{_KIND_ALTERNATION})s?\b)#?[A-Za-z0-9][A-Za-z0-9_-]*(?:[ ]\d{{2,10}}(?![\w-])){{0,{MAX_DIGIT_GROUPS}}}"
+# A last group of one digit (a check digit: "RX 5502 9917 3") only where the value ends.
+_ID = (rf"(?!(?:{_KIND_ALTERNATION})s?\b)#?[A-Za-z0-9][A-Za-z0-9_-]*(?:[ ]\d{{2,10}}(?![\w-])){{0,{MAX_DIGIT_GROUPS}}}"
+       r"(?:[ ]\d(?=\s*(?:[.,;!?)]|$)))?")
 _IDS = rf"(?P<ids>{_ID}(?:(?:\s*,\s*(?:and\s+|&\s+)?|\s+(?:and|&|or)\s+|\s*/\s*){_ID})*)"
 _VALUE_FOLLOWS = r"\s*(?:(?:is|was|are|were)(?:\s+now)?\s+|[:=]\s*|-\s+)?"
 _IDENTIFIER = re.compile(

@@ -224,4 +224,21 @@ def _document_format(ctx: RuleContext, text: str) -> list[Candidate]:
                           metadata={"value": form, "documents": what})]
 
 
-PREFERENCE_RULES = (_document_format, _preferences)
+# "please take me off the marketing emails", "stop sending me the newsletter", "unsubscribe me from promo texts": what
+# the customer does not want to receive.
+_OPT_OUT = re.compile(r"^(?:(?:and|also|oh|so)[\s,]+)*(?:please\s+|can\s+you\s+|could\s+you\s+|I'd\s+like\s+you\s+to\s+)*"
+                      r"(?:take\s+me\s+off|remove\s+me\s+from|unsubscribe\s+me\s+from|stop\s+sending\s+me|opt\s+me\s+out\s+of)"
+                      r"\s+(?:the\s+|your\s+|all\s+(?:the\s+)?|any\s+(?:more\s+)?)?(?P<what>[\w -]{2,40}?(?:e-?mails?|newsletters?"
+                      r"|mailing\s+list|mailings|texts?|sms|calls|letters|post|offers|promotions|notifications))\b", re.I)
+
+
+def _opt_out(ctx: RuleContext, text: str) -> list[Candidate]:
+    if not (match := _OPT_OUT.match(text)):
+        return []
+    what = " ".join(match.group("what").lower().split())
+    return [ctx.candidate(ctx.person.sentence(f"does not want {what}"), memory_type="preference", confidence=0.85,
+                          rule="preference.opt_out", subject=f"preference:{object_key(what)}",
+                          tags=("preference", "consent"), metadata={"value": what, "sentiment": "negative"})]
+
+
+PREFERENCE_RULES = (_document_format, _opt_out, _preferences)
