@@ -1804,3 +1804,10 @@ def test_the_business_a_user_holds_the_account_for_is_their_business():
 ])
 def test_a_last_single_digit_group_belongs_to_an_identifier_only_where_it_ends(text, identifier):
     assert one(extract(text), "identifier:membership").metadata["identifier"] == identifier
+
+
+def test_a_name_followed_by_whose_customer_they_are_is_both():
+    candidates = extract("Good evening. Adaeze Obi, Harbourline Premium customer. I'd like to check my devices.")
+
+    assert one(candidates, "name").metadata["value"] == "Adaeze Obi"
+    assert "The user is a Harbourline Premium customer" in [c.content for c in candidates]

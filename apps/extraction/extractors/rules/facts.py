@@ -77,7 +77,7 @@ def stated_name(text: str, *, opening: bool, lowercase: bool = False) -> tuple[s
         role = found[1] or ""
         head = _ROLE_START.match(role) if role else None
         if not role or head and (head.group("head") or head.group("head2") or "").lower() in lexicon.JOB_HEADS \
-                or re.match(r"^I(?:'m|\s+am)\b", role):
+                or re.match(r"^I(?:'m|\s+am)\b", role) or _CUSTOMER_OF.match(role):
             return found[0], "name", 0.7
     match = _LOWER_NAME.match(text) if opening and lowercase else None
     if match and _plausible_lowercase_name(match.group("value")):  # "i'm maria del carmen ruiz" from a lowercase typist
@@ -97,11 +97,14 @@ def opening_name(text: str) -> tuple[str, str | None, str | None] | None:
     if not match or not _plausible_name(match.group("value"), strict=True):
         return None
     rest = match.group("rest")
-    if rest and not _ROLE_START.match(rest) and not re.match(r"^I(?:'m|\s+am)\b", rest):
+    if rest and not _ROLE_START.match(rest) and not re.match(r"^I(?:'m|\s+am)\b", rest) and not _CUSTOMER_OF.match(rest):
         return None  # "New York, please": a name only when a role or nothing follows
     return match.group("value"), rest, match.group("org")
 
 
+# "..., Bastion Shield Total customer", "..., a Harbour Club member": whose customer the person introducing themselves is.
+_CUSTOMER_OF = re.compile(r"^(?:an?\s+)?(?P<product>(?-i:[A-Z])[\w&+'-]*(?:\s+(?-i:[A-Z0-9])[\w&+'-]*){0,3})\s+"
+                          r"(?P<role>customer|subscriber|member|client|user|account\s+holder)s?$", re.I)
 _ROLE_START = re.compile(r"^(?:the\s+|an?\s+)?(?:[\w&-]+\s+){0,3}?(?P<head>[\w-]+)\s+(?:at|of|for|with)\s+[A-Z]"
                          r"|^(?:the\s+|an?\s+)?(?:[\w&-]+\s+){0,2}?(?P<head2>[\w-]+)$")
 
@@ -183,6 +186,10 @@ def _name(ctx: RuleContext, text: str) -> list[Candidate]:
     elif from_org := re.match(r"^(?:\s+(?:here|speaking|again))?\s+(?:from|of|at)\s+(?P<org>[A-Z].+)$", tail):
         if org := org_value(from_org.group("org")):
             named += _work_facts(ctx, None, org, "works at", "identity.employer", 0.75)
+    if customer := _CUSTOMER_OF.match(re.sub(r"^\s*,\s*", "", tail)):  # "Babatunde Bankole, Bastion Shield Total customer"
+        named.append(ctx.candidate(ctx.person.sentence(f"is a {customer.group('product')} {customer.group('role').lower()}"),
+                                   confidence=0.75, rule="identity.customer_of", tags=("account",),
+                                   metadata={"value": customer.group("product")}))
     appositive = _APPOSITIVE.match(tail)
     if appositive:  # "I'm Tom, a freelance designer from Manchester"
         named += _work(ctx, f"I'm {appositive.group('role')}")
