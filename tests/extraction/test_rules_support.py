@@ -1811,3 +1811,16 @@ def test_a_name_followed_by_whose_customer_they_are_is_both():
 
     assert one(candidates, "name").metadata["value"] == "Adaeze Obi"
     assert "The user is a Harbourline Premium customer" in [c.content for c in candidates]
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("My vet is Hollybrook Vets in Leeds.", "provider:vet", "The user's vet is Hollybrook Vets"),
+    ("Our bank, Northway Bank, blocked the payment.", "provider:bank", "The user's bank is Northway Bank"),
+])
+def test_a_business_the_user_uses_is_their_provider_of_that_kind(text, subject, content):
+    assert one(extract(text), subject).content == content
+
+
+@pytest.mark.parametrize("text", ["my dentist is great", "Our school is closed today.", "Your garage, sadly, is shut."])
+def test_a_provider_word_without_a_business_named_is_no_provider(text):
+    assert not [c for c in extract(text) if (c.subject or "").startswith("provider:")]

@@ -51,6 +51,22 @@ _BUSINESS_NAME = re.compile(r"&|\b(?:Ltd|Limited|LLC|LLP|Inc|Corp|GmbH|SAS|SARL|
 _PAST = {"founded": "founded", "co-founded": "co-founded", "set up": "set up"}
 
 
+# "please take it to our garage, Whitmore Motors in Stoke", "my vet is Meadowbank Vets": a business the customer uses.
+_PROVIDER_KINDS = (r"garage|mechanic|vets?|dentist|surgery|pharmacy|chemist|bank|solicitors?|letting\s+agents?|estate\s+agents?"
+                   r"|school|nursery|gym|salon|hairdresser|supplier|courier|broker|insurer|energy\s+supplier|provider")
+_PROVIDER = re.compile(rf"\b(?:my|our)\s+(?:usual\s+|regular\s+|local\s+)?(?P<kind>{_PROVIDER_KINDS})(?:\s+is|,)\s+{_NAMED_ORG}",
+                       re.I)
+
+
+def _provider(ctx: RuleContext, text: str) -> list[Candidate]:
+    if not (match := _PROVIDER.search(text)) or not (org := org_value(match.group("org"))):
+        return []
+    kind = re.sub(r"(?<!s)s$", "", " ".join(match.group("kind").lower().split()))  # "vets", "solicitors": one
+    return [ctx.candidate(f"{ctx.person.possessive} {kind} is {org}", confidence=0.8, rule="business.provider",
+                          subject=f"provider:{normalise_key(kind)}", tags=("account",),
+                          metadata={"value": org, "kind": kind})]
+
+
 def _organisation(ctx: RuleContext, text: str) -> list[Candidate]:
     match = _OWN_NAMED_ORG.match(text) or _RUN_PART_OF_ORG.match(text)
     if match and match.re is _OWN_NAMED_ORG and not _BUSINESS_NAME.search(match.group("org")):
@@ -378,4 +394,4 @@ def _payment(ctx: RuleContext, text: str) -> list[Candidate]:
                           metadata={"value": method})]
 
 
-BUSINESS_RULES = (_organisation, _plan, _quantity, _payment, _tools)
+BUSINESS_RULES = (_organisation, _provider, _plan, _quantity, _payment, _tools)
