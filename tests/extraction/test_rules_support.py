@@ -638,10 +638,10 @@ def test_with_resolved_date_is_idempotent_and_leaves_contents_without_the_phrase
     assert with_resolved_date("Visit next Friday", {"date_text": "next Friday"}) == "Visit next Friday"
 
 
-def conversation(*turns: tuple[str, str]) -> list[Candidate]:
+def conversation(*turns: tuple[str, str], existing=()) -> list[Candidate]:
     messages = [ConversationMessage(seq=index + 1, role=role, text=text, created_at=SENT_AT)
                 for index, (role, text) in enumerate(turns)]
-    return extractor.extract(messages=messages, existing=[])
+    return extractor.extract(messages=messages, existing=list(existing))
 
 
 @pytest.mark.parametrize(("first", "correction", "content", "dates"), [
@@ -1286,10 +1286,7 @@ def _known(content, subject):
     ([("user", "My company registration number is SC12 3456")], []),
 ])
 def test_what_must_not_change_a_fact_changes_none(turns, known):
-    messages = [ConversationMessage(seq=i + 1, role=role, text=text, created_at=SENT_AT)
-                for i, (role, text) in enumerate(turns)]
-
-    candidates = extractor.extract(messages=messages, existing=known)
+    candidates = conversation(*turns, existing=known)
 
     touched = {"name", "address:home", "email", "phone", "birthday", "plan", "device:vehicle", "tool:outlook",
                "quantity:vans"}
@@ -1321,12 +1318,6 @@ def test_a_wrong_weekday_keeps_the_date_as_read():
 # --- Names the agent's reply confirms ------------------------------------------------------------------------------
 
 
-def _dialogue(*turns, existing=()):
-    messages = [ConversationMessage(seq=i + 1, role=role, text=text, created_at=SENT_AT)
-                for i, (role, text) in enumerate(turns)]
-    return extractor.extract(messages=messages, existing=list(existing))
-
-
 @pytest.mark.parametrize(("said", "reply", "name"), [
     ("Hello, rewards member 55 0192. Oskar Lindqvist. I'd like to change my room preferences.",
      "Good afternoon Oskar, of course.", "Oskar Lindqvist"),
@@ -1337,7 +1328,7 @@ def _dialogue(*turns, existing=()):
      "Keira Mbeki"),
 ])
 def test_a_name_given_on_its_own_is_the_users_when_the_agent_calls_them_by_it(said, reply, name):
-    candidates = _dialogue(("user", said), ("assistant", reply))
+    candidates = conversation(("user", said), ("assistant", reply))
 
     assert one(candidates, "name").metadata["value"] == name
 
@@ -1350,13 +1341,13 @@ def test_a_name_given_on_its_own_is_the_users_when_the_agent_calls_them_by_it(sa
     ("Please forward the invoice. Oskar Lindqvist.", "Sent to Oskar Lindqvist's inbox."),
 ])
 def test_a_name_the_agent_does_not_call_the_user_by_is_not_theirs(said, reply):
-    assert not [c for c in _dialogue(("user", said), ("assistant", reply)) if c.subject == "name"]
+    assert not [c for c in conversation(("user", said), ("assistant", reply)) if c.subject == "name"]
 
 
 def test_part_of_the_known_name_does_not_replace_it():
     known = _known("The user's name is Tadeusz Wójcik-Nowak", "name")
 
-    candidates = _dialogue(("user", "Hi, Tadeusz Nowak here, about my delivery."), existing=[known])
+    candidates = conversation(("user", "Hi, Tadeusz Nowak here, about my delivery."), existing=[known])
 
     assert not [c for c in candidates if c.subject == "name"]
 
@@ -1377,7 +1368,7 @@ def test_a_contact_named_by_what_they_do_for_the_user(text, relation, name):
 
 
 def test_his_email_can_come_off_the_system_forgets_the_contact_named_before():
-    candidates = _dialogue(
+    candidates = conversation(
         ("user", "Statements go to our payroll contact, Dmitri Sokolov, d.sokolov@example.com."),
         ("assistant", "Saved."),
         ("user", "Dmitri retired last month. His email can come off your system."))
@@ -1390,14 +1381,14 @@ def test_his_email_in_a_later_session_reaches_the_known_contact_named_by_first_n
     known = _known("The user's payroll contact is Dmitri Sokolov (d.sokolov@example.com)",
                    "contact:payroll contact:dmitri sokolov")
 
-    candidates = _dialogue(("user", "Dmitri retired. His email should be deleted."), existing=[known])
+    candidates = conversation(("user", "Dmitri retired. His email should be deleted."), existing=[known])
 
     [forget] = [c for c in candidates if c.action == "delete"]
     assert (forget.metadata["person"], forget.metadata["detail"]) == ("Dmitri Sokolov", "email")
 
 
 def test_her_email_too_after_taking_her_off_the_account_is_forgotten():
-    candidates = _dialogue(
+    candidates = conversation(
         ("user", "Invoices go to our billing contact, Ingrid Halvorsen, ingrid.h@example.no."),
         ("assistant", "Noted."),
         ("user", "Please take Ingrid off my account, her email too, she has left."))
@@ -1407,7 +1398,7 @@ def test_her_email_too_after_taking_her_off_the_account_is_forgotten():
 
 
 def test_a_pronoun_with_no_removal_asked_forgets_nothing():
-    candidates = _dialogue(
+    candidates = conversation(
         ("user", "Invoices go to our billing contact, Ingrid Halvorsen, ingrid.h@example.no."),
         ("assistant", "Noted."),
         ("user", "Her email can be found on the invoice too."))
@@ -1416,7 +1407,7 @@ def test_a_pronoun_with_no_removal_asked_forgets_nothing():
 
 
 def test_someone_the_agent_assigns_to_the_user_is_their_contact():
-    candidates = _dialogue(("user", "Any news on my case?"),
+    candidates = conversation(("user", "Any news on my case?"),
                            ("assistant", "Yes: your caseworker will be Priyanka Nair, p.nair@example.org."))
 
     contact = one(candidates, "contact:caseworker:priyanka nair")
@@ -1427,7 +1418,7 @@ def test_a_new_holder_of_a_role_replaces_the_one_before_and_no_other():
     known = [_known("The user's account manager is Olu Bello (olu@example.com)", "contact:account manager:olu bello"),
              _known("The user's accountant is Mia Roth", "contact:accountant")]
 
-    candidates = _dialogue(("assistant", "Olu has moved on, so your manager is now Hana Kim, hana@example.com."),
+    candidates = conversation(("assistant", "Olu has moved on, so your manager is now Hana Kim, hana@example.com."),
                            existing=known)
 
     assert one_named(candidates, "Hana Kim").subject == "contact:account manager:olu bello"
@@ -1436,7 +1427,7 @@ def test_a_new_holder_of_a_role_replaces_the_one_before_and_no_other():
 def test_a_second_holder_of_a_role_replaces_no_one():
     known = [_known("The user's finance officer is Olu Bello", "contact:finance officer:olu bello")]
 
-    candidates = _dialogue(("user", "Invoices can also go to our payroll officer, Hana Kim."), existing=known)
+    candidates = conversation(("user", "Invoices can also go to our payroll officer, Hana Kim."), existing=known)
 
     assert one_named(candidates, "Hana Kim").subject == "contact:payroll officer:hana kim"
 
@@ -1459,8 +1450,7 @@ def test_a_phone_shaped_number_given_on_its_own_is_the_users_and_replaces_none(t
     assert one(extract(text), "phone").metadata["value"] == number
 
     on_file = _known("The user's mobile number is 07700 900 100", "phone")
-    messages = [ConversationMessage(seq=1, role="user", text=text, created_at=SENT_AT)]
-    beside = one(extractor.extract(messages=messages, existing=[on_file]), "phone:other")
+    beside = one(conversation(("user", text), existing=[on_file]), "phone:other")
     assert beside.metadata["value"] == number
 
 
@@ -1509,11 +1499,9 @@ def test_an_address_that_is_not_where_the_user_is_now_is_not_theirs(text):
 
 def test_an_address_given_on_its_own_never_replaces_the_one_on_file():
     on_file = _known("The user's home address is 2 Old Road, Hull", "address:home")
-    messages = [ConversationMessage(seq=1, role="user", text="Flat 3, 27 Mercer Street, Leeds LS2 7HY. Thanks!",
-                                    created_at=SENT_AT)]
+    candidates = conversation(("user", "Flat 3, 27 Mercer Street, Leeds LS2 7HY. Thanks!"), existing=[on_file])
 
-    assert not [c for c in extractor.extract(messages=messages, existing=[on_file])
-                if (c.subject or "").startswith("address")]
+    assert not [c for c in candidates if (c.subject or "").startswith("address")]
 
 
 def test_a_correction_of_a_flat_number_corrects_the_address():
@@ -1575,7 +1563,7 @@ def test_always_without_a_thing_wanted_is_no_preference(text):
 
 
 def test_someone_the_agent_removes_from_the_records_by_first_name_is_forgotten_with_what_the_batch_said():
-    candidates = _dialogue(
+    candidates = conversation(
         ("user", "My Idris passed away in June, so please take him off the account and off your records altogether."),
         ("assistant", "I'm so sorry. I've removed Idris from your account and from our records."))
 
@@ -1583,7 +1571,7 @@ def test_someone_the_agent_removes_from_the_records_by_first_name_is_forgotten_w
 
 
 def test_a_single_name_removed_from_something_else_is_not_forgotten():
-    candidates = _dialogue(("assistant", "I've removed Premium from your basket."))
+    candidates = conversation(("assistant", "I've removed Premium from your basket."))
 
     assert not [c for c in candidates if c.action == "delete"]
 
@@ -1591,7 +1579,7 @@ def test_a_single_name_removed_from_something_else_is_not_forgotten():
 def test_her_details_reach_the_known_contact_this_message_names_over_one_named_before():
     known = _known("The user's wife is Folasade", "contact:wife")
 
-    candidates = _dialogue(("user", "I gave my old laptop to my nephew."), ("assistant", "Noted."),
+    candidates = conversation(("user", "I gave my old laptop to my nephew."), ("assistant", "Noted."),
                            ("user", "And take Folasade's phone off the plan. You don't need to keep her details either."),
                            existing=[known])
 
@@ -1601,17 +1589,14 @@ def test_her_details_reach_the_known_contact_this_message_names_over_one_named_b
 
 @pytest.mark.parametrize(("text", "month"), [
     ("My father passed away in August and I'm sorting his things.", "2025-08"),
-    ("We're moving in August.", None),
-    ("My daughter gets married on 12 August and we fly out the day after.", None),
+    ("We're moving in August.", "2026-08"),
+    ("My daughter gets married on 12 August and we fly out the day after.", "2026-08"),
 ])
 def test_a_month_in_the_past_tense_is_last_years_when_it_is_still_ahead(text, month):
     from datetime import date
 
-    mentions = find_dates(text, date(2026, 3, 14))
-    if month is None:
-        assert not mentions or mentions[0].day.isoformat()[:7] == "2026-08"
-    else:
-        assert mentions[0].day.isoformat()[:7] == month
+    [mention, *_] = find_dates(text, date(2026, 3, 14))
+    assert mention.day.isoformat()[:7] == month
 
 
 def test_a_code_of_letters_and_digits_labelled_by_a_word_alone_is_that_identifier():
@@ -1621,7 +1606,7 @@ def test_a_code_of_letters_and_digits_labelled_by_a_word_alone_is_that_identifie
 
 
 def test_delete_it_after_a_clause_that_names_a_thing_forgets_that_thing_not_the_last_fact():
-    candidates = _dialogue(("user", "Reach me on 0412 555 019 from now on. There's no need to keep my passport number "
+    candidates = conversation(("user", "Reach me on 0412 555 019 from now on. There's no need to keep my passport number "
                                     "on file, please delete it."))
 
     assert [c.subject for c in candidates if c.action == "delete"] == ["identifier:passport"]
@@ -1655,7 +1640,7 @@ def test_a_second_card_named_in_a_sentence_about_billing_is_kept_too():
      "The user is on the Team Plus plan"),
 ])
 def test_the_option_the_user_picks_from_the_agents_offer_is_their_plan(offer, answer, content):
-    assert one(_dialogue(("assistant", offer), ("user", answer)), "plan").content == content
+    assert one(conversation(("assistant", offer), ("user", answer)), "plan").content == content
 
 
 @pytest.mark.parametrize(("offer", "answer"), [
@@ -1664,7 +1649,7 @@ def test_the_option_the_user_picks_from_the_agents_offer_is_their_plan(offer, an
     ("Thanks, Oskar. Anything else?", "Team Plus, thanks."),
 ])
 def test_an_answer_that_picks_nothing_offered_is_no_plan(offer, answer):
-    assert not [c for c in _dialogue(("assistant", offer), ("user", answer)) if c.subject == "plan"]
+    assert not [c for c in conversation(("assistant", offer), ("user", answer)) if c.subject == "plan"]
 
 
 @pytest.mark.parametrize(("turns", "status"), [
@@ -1672,7 +1657,7 @@ def test_an_answer_that_picks_nothing_offered_is_no_plan(offer, answer):
     ([("assistant", "I've updated your profile. Your status is Diamond until June 2027.")], "Diamond"),
 ])
 def test_a_membership_level_with_its_programme_or_an_end_date_is_the_users(turns, status):
-    assert one(_dialogue(*turns), "membership").metadata["value"] == status
+    assert one(conversation(*turns), "membership").metadata["value"] == status
 
 
 def test_a_member_number_after_a_comma_is_the_membership_number():
@@ -1687,7 +1672,7 @@ def test_a_member_number_after_a_comma_is_the_membership_number():
      "Booked for the user: Dr Ahmed can see the user on Monday 23 March (2026-03-23) at 10:40"),
 ])
 def test_a_dated_slot_the_agent_offers_and_the_user_accepts_is_booked(offer, answer, booked):
-    assert [c.content for c in _dialogue(("assistant", offer), ("user", answer))
+    assert [c.content for c in conversation(("assistant", offer), ("user", answer))
             if c.metadata["rule"] == "support.outcome.accepted"] == [booked]
 
 
@@ -1698,7 +1683,7 @@ def test_a_dated_slot_the_agent_offers_and_the_user_accepts_is_booked(offer, ans
     ("The first slot is Thursday 26 March. Anything else?", "Yes, my address changed."),
 ])
 def test_an_offer_declined_unclear_or_not_made_books_nothing(offer, answer):
-    assert not [c for c in _dialogue(("assistant", offer), ("user", answer))
+    assert not [c for c in conversation(("assistant", offer), ("user", answer))
                 if c.metadata["rule"] == "support.outcome.accepted"]
 
 
@@ -1710,13 +1695,13 @@ def test_an_offer_declined_unclear_or_not_made_books_nothing(offer, answer):
      "The user has a standing booking for the 7am swim on Mondays"),
 ])
 def test_what_the_agent_reports_done_is_kept(said, content):
-    assert content in [c.content for c in _dialogue(("assistant", said))]
+    assert content in [c.content for c in conversation(("assistant", said))]
 
 
 @pytest.mark.parametrize("said", ["Done! Anything else I can help with?", "Done, thanks for your patience.",
                                   "Sorted: is there anything else?", "Done: I can't cancel the order though."])
 def test_a_done_that_reports_nothing_is_not_kept(said):
-    assert not [c for c in _dialogue(("assistant", said)) if c.metadata["rule"] == "support.outcome.done"]
+    assert not [c for c in conversation(("assistant", said)) if c.metadata["rule"] == "support.outcome.done"]
 
 
 @pytest.mark.parametrize(("said", "content"), [
@@ -1726,12 +1711,12 @@ def test_a_done_that_reports_nothing_is_not_kept(said):
      "The assistant blocked the card ending 7781 so nothing more can go through"),
 ])
 def test_more_agent_actions_are_episodes(said, content):
-    assert content in [c.content for c in _dialogue(("assistant", said))]
+    assert content in [c.content for c in conversation(("assistant", said))]
 
 
 @pytest.mark.parametrize("said", ["Booked, reference CW-88142.", "Done, that's the address on your profile."])
 def test_a_done_that_only_repeats_a_reference_or_points_at_something_is_not_kept(said):
-    assert not [c for c in _dialogue(("assistant", said)) if c.metadata["rule"] == "support.outcome.done"]
+    assert not [c for c in conversation(("assistant", said)) if c.metadata["rule"] == "support.outcome.done"]
 
 
 def test_a_new_card_for_one_that_expired_replaces_it_and_the_old_one_is_not_stored_again():
@@ -1765,7 +1750,7 @@ def test_a_stated_weekday_takes_a_date_read_as_next_years_back_to_this_years(tex
 
 
 def test_a_plan_change_asked_confirmed_over_three_turns_is_the_plan():
-    candidates = _dialogue(("user", "Can you drop me down to Lite HD? We never watch in 4K."),
+    candidates = conversation(("user", "Can you drop me down to Lite HD? We never watch in 4K."),
                            ("assistant", "Lite HD is £8 a month. Shall I switch you from 11 April?"),
                            ("user", "Yes please."),
                            ("assistant", "All done: you'll be on Lite HD from 11 April."))
@@ -1781,7 +1766,7 @@ def test_a_plan_change_asked_confirmed_over_three_turns_is_the_plan():
      ("assistant", "OK, you'll stay on Premium.")],
 ])
 def test_a_plan_change_not_agreed_or_not_made_is_no_plan(turns):
-    assert not [c for c in _dialogue(*turns) if c.subject == "plan" and "Lite HD" in c.content]
+    assert not [c for c in conversation(*turns) if c.subject == "plan" and "Lite HD" in c.content]
 
 
 @pytest.mark.parametrize(("text", "content"), [

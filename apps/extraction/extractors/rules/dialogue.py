@@ -378,3 +378,19 @@ def chosen_option(answer: str, offered: tuple[str, list[str]] | None) -> list[st
         if reply.lower().startswith(option.lower()) and _CHOICE_TAIL.match(reply[len(option):]):
             return [f"I'm on the {option} {noun}"]
     return []
+
+
+# "Yes please", "Perfect, book it", "The first one": the customer agreeing to what the agent proposed; "Yes, but not
+# until May", "No, I'm away then", "Is there anything later?" do not.
+_AGREES = re.compile(r"^(?:yes|yep|yeah|yup|sure|ok|okay|perfect|great|lovely|brilliant|fine|please\s+do|go\s+ahead|do\s+it"
+                     r"|book\s+it|that\s+works|that's\s+(?:fine|great|perfect|good)|sounds\s+good|(?:the\s+)?(?:first|earliest)"
+                     r"(?:\s+one)?|that\s+one)\b", re.I)
+_DEMURS = re.compile(r"\b(?:no|not|but|can't|cannot|won't|instead|rather|different|another|other|later|earlier)\b|\?",
+                     re.I)
+
+
+def agrees(answer: str) -> bool:
+    """Whether the first sentence of the customer's `answer` agrees, without a reservation, to what the agent
+    proposed just before."""
+    first = re.split(r"(?<=[.!?])\s+", answer.strip(), maxsplit=1)[0]
+    return bool(_AGREES.match(first)) and not _DEMURS.search(first)

@@ -26,6 +26,7 @@ from apps.extraction.extractors.rules.dialogue import (
     agent_readback_as_customer,
     agent_statement_as_customer,
     agent_update_as_customer,
+    agrees,
     asks_to_confirm_reading,
     change_made,
     chosen_option,
@@ -42,6 +43,7 @@ from apps.extraction.extractors.rules.people import (
     contact_named_after_mention,
     contacts_named_in_passing,
     mentioned_contact,
+    relations_email,
     with_pronouns_resolved,
 )
 from apps.extraction.extractors.rules.person import Person, rewrite_first_person
@@ -143,13 +145,11 @@ class RulesExtractor:
         found: list[Candidate | PendingStatement] = []
         for index, item in enumerate(parsed):
             before = parsed[index - 1].message.text if index and parsed[index - 1].message.role != "user" else ""
-            named_known = _named_known_contact(known_contacts, f"{before}\n{item.message.text}")
-            named_here = _named_known_contact(known_contacts, item.message.text)  # this message names them: them
-            said_here = _message_candidates(item, person, named_here or talked_about or named_known)
-            if item.message.role == "user" and before and parsed[index - 1].message.role == "assistant":
-                said_here += accepted_offer(normalise_text(before), normalise_text(item.message.text), RuleContext(
-                    seq=item.message.seq, role="user", person=person,
-                    reference=item.message.created_at.date() if item.message.created_at else None))
+            # a known contact this message names comes first, then one named earlier in the batch
+            whom = (_named_known_contact(known_contacts, item.message.text) or talked_about
+                    or _named_known_contact(known_contacts, f"{before}\n{item.message.text}"))
+            offer = before if index and parsed[index - 1].message.role == "assistant" else ""
+            said_here = _message_candidates(item, person, whom, offer=offer)
             found += said_here
             talked_about = _last_contact(item, said_here) or talked_about
         candidates = self._kept_statements(found)
@@ -189,14 +189,9 @@ def _changes_made(text: str, following: list[ConversationMessage]) -> list[str]:
     if change_made(reply, new_value):
         return [statement]
     if "?" in reply and len(following) >= 3 and following[1].role == "user" and following[2].role == "assistant" and (
-            _YES.match(normalise_text(following[1].text).strip())) and change_made(normalise_text(following[2].text),
-                                                                                new_value):
+            agrees(normalise_text(following[1].text))) and change_made(normalise_text(following[2].text), new_value):
         return [statement]
     return []
-
-
-_YES = re.compile(r"^(?:yes|yep|yeah|yup|sure|ok|okay|please\s+do|go\s+ahead|do\s+it|perfect|great)\b(?!.*\b(?:but|not|no)\b)",
-                  re.I)
 
 
 def _parse(message: ConversationMessage, text: str, answers: list[str] = (), afterwards: list[str] = ()) -> _Message:
@@ -290,8 +285,9 @@ def _named_known_contact(known: set[tuple[str, str | None]], text: str) -> tuple
     return relation, name.title() if name else None
 
 
-def _message_candidates(item: _Message, person: Person,
-                        talked_about: tuple[str, str | None] | None = None) -> list[Candidate | PendingStatement]:
+def _message_candidates(item: _Message, person: Person, talked_about: tuple[str, str | None] | None = None, *,
+                        offer: str = "") -> list[Candidate | PendingStatement]:
+    """The candidates of one message; `offer`, the agent's message just before a user's, for what it accepts."""
     message = item.message
     base = RuleContext(seq=message.seq, role=message.role, person=person,
                        reference=message.created_at.date() if message.created_at else None,
@@ -316,7 +312,8 @@ def _message_candidates(item: _Message, person: Person,
                             with_pronouns_resolved(sentence.text, talked_about, requests_only=True))
                 if resolved != sentence.text:
                     sentence = _Sentence(text=resolved, clauses=split_clauses(resolved))
-                named_after = contact_named_after_mention(sentence.text, contact, ctx)
+                named_after = relations_email(sentence.text, ctx) or contact_named_after_mention(sentence.text, contact,
+                                                                                                ctx)
                 contact = mentioned_contact(sentence.text) or contact
                 stated = named_after + _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text),
                                                       after_admitted_error=admitted_error)
@@ -339,6 +336,8 @@ def _message_candidates(item: _Message, person: Person,
                 if not (updated or clause_outcomes or restated) and message.role == "assistant":
                     found += done_report(sentence.text, ctx)  # "Done: push notifications are off": the whole report
                 found += restated
+    if message.role == "user" and offer:
+        found += accepted_offer(normalise_text(offer), normalise_text(message.text), base)
     return found
 
 

@@ -423,14 +423,18 @@ _RELATIONS_EMAIL = re.compile(rf"\bmy\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_R
                               rf"|one))?\s*[,:-]?\s*(?P<email>{EMAIL.pattern})", re.I)
 
 
+def relations_email(text: str, ctx: RuleContext) -> list[Candidate]:
+    """The email a user gives as a relation's ("use my daughter's, x@y.es"), or []."""
+    if not (match := _RELATIONS_EMAIL.search(text)):
+        return []
+    said = match.group("relation").lower()
+    content = f"{ctx.person.possessive} {said}'s email address is {match.group('email')}"
+    return [_candidate(ctx, content, said, None, {"email": match.group("email")}, "contact.email_of", aspect="email")]
+
+
 def contact_named_after_mention(text: str, mention: tuple[str, str | None] | None, ctx: RuleContext) -> list[Candidate]:
-    """The name and details of the contact the sentence before mentioned without a name, and the email a user gives
-    as a relation's ("my daughter's, x@y.es")."""
-    if match := _RELATIONS_EMAIL.search(text):
-        said = match.group("relation").lower()
-        content = f"{ctx.person.possessive} {said}'s email address is {match.group('email')}"
-        return [_candidate(ctx, content, said, None, {"email": match.group("email")}, "contact.email_of",
-                           aspect="email")]
+    """The name and details of the contact the sentence before mentioned without a name ("... add my brother. Kian
+    Farahani, 07700 ..."), or []."""
     if mention is None or mention[1] or not (match := _NAME_AND_DETAILS.match(text.strip().rstrip("."))):
         return []
     name = _name(match.group("name"))

@@ -15,6 +15,7 @@ from apps.extraction.extractors.rules.addresses import address_value, addresses
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contact_preferences, without_condition
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
+from apps.extraction.extractors.rules.dialogue import agrees
 from apps.extraction.extractors.rules.identifiers import identifiers
 from apps.extraction.extractors.rules.people import people
 from apps.extraction.extractors.rules.person import rewrite_first_person, rewrite_second_person
@@ -517,16 +518,10 @@ def record_name(line: str) -> str | None:
 _BOOK_OFFER = re.compile(r"\b(?:shall|should|can|may)\s+I\s+(?:book|reserve|confirm|go\s+ahead|lock)|\bwould\s+you\s+like\s+"
                          r"(?:me\s+to\s+book|to\s+book|that\s+(?:slot|one|time|date))|\bdoes\s+that\s+(?:work|suit)\b"
                          r"|\b(?:want|like)\s+me\s+to\s+(?:book|reserve)\b", re.I)
-_ACCEPTS = re.compile(r"^(?:yes|yep|yeah|yup|sure|ok|okay|perfect|great|lovely|brilliant|fine|please\s+do|go\s+ahead"
-                      r"|book\s+it|that\s+works|that's\s+(?:fine|great|perfect|good)|sounds\s+good|(?:the\s+)?(?:first|earliest)"
-                      r"(?:\s+one)?|that\s+one)\b", re.I)
-_DECLINES = re.compile(r"\b(?:no|not|can't|cannot|won't|instead|rather|different|another|other|later|earlier)\b", re.I)
-
 
 def accepted_offer(offer: str, answer: str, ctx: RuleContext) -> list[Candidate]:
     """The booking the customer's `answer` accepts from the agent's `offer`, or []."""
-    first_answer = re.split(r"(?<=[.!?])\s+", answer.strip(), maxsplit=1)[0]
-    if not _BOOK_OFFER.search(offer) or not _ACCEPTS.match(first_answer) or _DECLINES.search(first_answer):
+    if not _BOOK_OFFER.search(offer) or not agrees(answer):
         return []
     slots = [sentence for sentence in re.split(r"(?<=[.!?])\s+", offer)
              if "?" not in sentence and _dated(sentence) and find_dates(sentence, ctx.reference)]
