@@ -12,6 +12,7 @@ from apps.extraction.extractors.base import Candidate, ConversationMessage, Exis
 from apps.extraction.extractors.rules import RulesExtractor
 from apps.extraction.extractors.rules.dates import find_dates, leading_date, with_resolved_date
 from apps.extraction.extractors.rules.identifiers import MAX_DIGIT_GROUPS
+from apps.extraction.extractors.rules.person import Person, rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.subjects import CONTACT_CHANNEL, CONTACT_TIME
 
 SENT_AT = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
@@ -1809,3 +1810,68 @@ def test_a_business_the_user_uses_is_their_provider_of_that_kind(text, subject, 
 @pytest.mark.parametrize("text", ["my dentist is great", "Our school is closed today.", "Your garage, sadly, is shut."])
 def test_a_provider_word_without_a_business_named_is_no_provider(text):
     assert not [c for c in extract(text) if (c.subject or "").startswith("provider:")]
+
+
+@pytest.mark.parametrize(("said", "content"), [
+    ("Chat is fine, and I've noted that you'd like text messages rather than phone calls.",
+     "The user would like text messages rather than phone calls"),
+    ("I've added to your record: an interpreter for all appointments, and ground floor rooms only.",
+     "Noted on the user's record: an interpreter for all appointments, and ground floor rooms only"),
+    ("Noted: Signal on +44 7700 900 111 is your preferred channel.",
+     "Noted on the user's record: Signal on +44 7700 900 111 is the user's preferred channel"),
+    ("I've put a note on your account saying do not phone before noon, email instead.",
+     "The user does not want to be called before noon"),
+    ("Thanks. I've noted on your profile: low-impact only, no jumping.",
+     "Noted on the user's record: low-impact only, no jumping"),
+])
+def test_what_the_agent_notes_on_the_customers_record_is_kept(said, content):
+    assert content in [c.content for c in conversation(("user", "Hello."), ("assistant", said))]
+
+
+def test_a_note_the_rules_can_read_in_the_customers_words_is_that_fact():
+    [note] = conversation(("assistant", "I've noted that your mobile is now 07700 900 432."))
+
+    assert (note.subject, note.metadata["restated_by_agent"]) == ("phone", True)
+
+
+def test_two_notes_in_a_sentence_are_two_and_an_agent_action_after_a_note_is_not_part_of_it():
+    contents = [c.content for c in conversation(("assistant", "I've recorded the severe nut allergy, and noted that you"
+                                                              " carry an EpiPen, and I've emailed the school nurse."))]
+
+    assert "Noted on the user's record: the severe nut allergy" in contents
+    assert "The user carry an EpiPen" not in contents and "The user carries an EpiPen" in contents
+
+
+@pytest.mark.parametrize("said", ["Noted, thanks!", "I've noted your new address.", "I've noted that down.",
+                                  "I've noted your WhatsApp number.", "Noted: is there anything else?",
+                                  "I've added the late fee to your bill."])
+def test_a_note_that_only_points_at_something_is_not_kept(said):
+    assert not [c for c in conversation(("assistant", said)) if c.metadata["rule"] == "support.noted"]
+
+
+def test_a_note_repeating_what_the_customer_said_is_not_kept_beside_it():
+    candidates = conversation(("user", "Please only ring me after 3pm, I work mornings."),
+                              ("assistant", "Of course. I've noted on your account: calls after 3pm only."))
+
+    assert not [c for c in candidates if c.metadata["rule"] == "support.noted"]
+    assert [c for c in candidates if "3pm" in c.content]
+
+
+@pytest.mark.parametrize(("said", "content"), [
+    ("Updated: Mr Novak at number 12 is your signature neighbour now.",
+     "Mr Novak at number 12 is the user's signature neighbour now"),
+    ("Done: undeliverable parcels will go to the locker at the station.",
+     "Support update for the user: undeliverable parcels will go to the locker at the station"),
+    ("Nice one! Switched to decaf from your next bag.", "Switched to decaf from the user's next bag"),
+])
+def test_a_report_of_a_standing_change_is_kept(said, content):
+    assert content in [c.content for c in conversation(("assistant", said))]
+
+
+def test_an_email_or_web_address_is_not_rewritten_as_a_pronoun():
+    person = Person()
+
+    assert rewrite_second_person("Your bills go to dina@proton.me, see you.example/me", person) == \
+        "The user's bills go to dina@proton.me, see you.example/me"
+    assert rewrite_first_person("Send it to me at dina@proton.me", person) == \
+        "Send it to the user at dina@proton.me"

@@ -205,6 +205,11 @@ def agent_statement_as_customer(sentence: str, clauses: list[Clause]) -> str | N
         return None
     if any(clause.uncertain or clause.question for clause in clauses):
         return None  # "you might want to upgrade", "if you move ..."
+    return in_first_person(sentence)
+
+
+def in_first_person(sentence: str) -> str:
+    """The agent's `sentence` about "you" with the customer speaking: "you're" -> "I'm", "your" -> "my"."""
 
     def swap(match: re.Match) -> str:
         word = " ".join(match.group(0).lower().split())
@@ -214,6 +219,59 @@ def agent_statement_as_customer(sentence: str, clauses: list[Clause]) -> str | N
         return _SECOND_TO_FIRST[word]
 
     return _SECOND.sub(swap, sentence)
+
+
+def speaks_of_itself(text: str) -> bool:
+    """Whether the agent's `text` says "I", "we" or "our": then "I" is not the customer's."""
+    return bool(_AGENT_SELF.search(text))
+
+
+# "I've noted that you'd like text messages rather than phone calls", "Noted: WhatsApp on +351 ... is your preferred
+# channel", "I've added to your record: interpreter for all appointments", "I've put a note on your account saying
+# ...": what the agent says it keeps on the customer's record, read even where the customer's own words were not.
+_RECORD = (r"(?:(?:to|on|in|onto)\s+(?:your|his|her|their|the)\s+(?:[\w-]+\s+)?(?:record|profile|file|account|notes"
+           r"|details|system|booking))")
+_NOTE_LEAD = (r"(?:^|(?<=,\s)and\s+|(?<=;\s)|(?<=\sand\s))(?:(?:ok|okay|great|perfect|thanks|thank\s+you|of\s+course|certainly|absolutely|sure|understood"
+              r"|no\s+problem|right|lovely|done|all\s+done)[\s,.!-]+)*")
+_NOTED = re.compile(
+    _NOTE_LEAD + r"(?:(?:I've|I\s+have|I|we've|we\s+have|we)\s+(?:also\s+|now\s+|just\s+)?"
+    rf"(?:(?:noted|recorded|made\s+a\s+note\s+of)(?:\s+{_RECORD})?(?:\s*:\s*|\s+that\s+|\s+(?!that\b))"
+    rf"|(?:added|put|made|left)\s+a\s+(?:[\w-]+\s+)?note(?:\s+{_RECORD})?(?:\s*:\s*|\s+(?:saying|that)\s+)"
+    rf"|(?:added|put)(?:\s+(?:that|this|it|both|them|those))?\s+{_RECORD}(?:\s*:\s*|\s+that\s+))"
+    rf"|(?:noted|note\s+added|added\s+{_RECORD})(?:\s*:\s*|\s+that\s+))(?P<what>\S.*)$",
+    re.I,
+)
+_NOTED_IS_CLAUSE = re.compile(r"\bthat\s+$|(?:saying|:)\s*$", re.I)
+# "I've noted your new address", "I've noted that down": a pointer to what was said, saying nothing itself.
+_ONLY_A_POINTER = re.compile(r"^(?:(?:your|the|that|this|it|those|these|all\s+(?:of\s+)?(?:that|this)|everything|both"
+                             r"|them|down|new|updated|latest|preference|preferences|details?|change|changes|request"
+                             r"|requests?|information|info|as\s+well|too|for\s+next\s+time|for\s+the\s+future)[\s,.!]*)+$",
+                             re.I)
+_A_DETAIL_OF_YOURS = re.compile(r"^(?:your|the|that|this)\s+(?:[\w-]+\s+){0,2}(?:number|address|e-?mail(?:\s+address)?|details"
+                                r"|preferences?|request|change|info(?:rmation)?|name|wishes)$", re.I)
+_ANOTHER_NOTE = re.compile(r",?\s+and\s+(?:(?:I've|I\s+have)\s+)?(?:also\s+)?(?:noted|recorded)\s+(that\s+)?", re.I)
+
+
+_AGENT_ACTS_NEXT = re.compile(r",?\s+(?:and|but)\s+(?:I|we)(?:'ve|\s+have|'ll|\s+will)?\s+(?!(?:also\s+)?(?:noted|recorded)\b)",
+                              re.I)
+
+
+def agent_notes(sentence: str) -> list[tuple[str, bool]]:
+    """What the agent's `sentence` says it has noted on the customer's record, as it said it: (text, whether a whole
+    clause: "noted that you'd like ..."), one per note ("I've recorded X, and noted that Y"); [] for none."""
+    match = _NOTED.search(sentence.strip())
+    if not match or "?" in sentence:
+        return []
+    lead = sentence.strip()[match.start():match.start("what")]
+    what = _AGENT_ACTS_NEXT.split(match.group("what"), maxsplit=1)[0]  # "..., and I've switched ...": an action
+    pieces = _ANOTHER_NOTE.split(what.rstrip(" .!"))  # what, "that " or None, what, ...
+    clause_flags = [bool(_NOTED_IS_CLAUSE.search(lead)), *(bool(that) for that in pieces[1::2])]
+    notes = []
+    for what, whole_clause in zip(pieces[::2], clause_flags, strict=True):
+        what = what.strip(" ,;")
+        if what and not (_ONLY_A_POINTER.match(what) or _A_DETAIL_OF_YOURS.match(what)) and len(what.split()) >= 2:
+            notes.append((what, whole_clause))
+    return notes
 
 
 # "I've updated your mobile to 07700 900 222": the agent's change, read as the customer's "my mobile is ...".

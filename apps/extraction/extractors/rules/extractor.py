@@ -23,6 +23,7 @@ from apps.extraction.extractors.rules.corrections import apply_corrections, corr
 from apps.extraction.extractors.rules.dates import with_resolved_date
 from apps.extraction.extractors.rules.dialogue import (
     addressed_name,
+    agent_notes,
     agent_readback_as_customer,
     agent_statement_as_customer,
     agent_update_as_customer,
@@ -32,10 +33,12 @@ from apps.extraction.extractors.rules.dialogue import (
     chosen_option,
     confirmation_asked,
     confirmed_statements,
+    in_first_person,
     offered_options,
     plan_change_asked,
     requested_slots,
     slot_statements,
+    speaks_of_itself,
 )
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
 from apps.extraction.extractors.rules.identifiers import identifiers
@@ -46,7 +49,7 @@ from apps.extraction.extractors.rules.people import (
     relations_email,
     with_pronouns_resolved,
 )
-from apps.extraction.extractors.rules.person import Person, rewrite_first_person
+from apps.extraction.extractors.rules.person import Person, rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
 from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement
@@ -152,7 +155,7 @@ class RulesExtractor:
             said_here = _message_candidates(item, person, whom, offer=offer)
             found += said_here
             talked_about = _last_contact(item, said_here) or talked_about
-        candidates = self._kept_statements(found)
+        candidates = _without_notes_said_already(self._kept_statements(found))
         _add_resolved_dates(candidates)
         candidates = _without_mentions_of_own_emails(_merge_duplicates(apply_corrections(candidates, existing)))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
@@ -335,6 +338,7 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                     found += done + identifiers(clause.text, ctx, confidence=0.85)
                 if not (updated or clause_outcomes or restated) and message.role == "assistant":
                     found += done_report(sentence.text, ctx)  # "Done: push notifications are off": the whole report
+                    found += _noted(sentence.text, ctx, found)
                 found += restated
     if message.role == "user" and offer:
         found += accepted_offer(normalise_text(offer), normalise_text(message.text), base)
@@ -361,6 +365,64 @@ def _restated(sentence: _Sentence, ctx: RuleContext, *, asks_to_confirm: bool = 
         candidate.metadata["restated_by_agent"] = True
         found.append(candidate)
     return found
+
+
+def _noted(sentence: str, ctx: RuleContext, found: list) -> list[Candidate]:
+    """What the agent says it has noted on the customer's record ("I've noted that you'd like texts rather than calls",
+    "I've added to your record: ground floor rooms only"): the customer's fact where a rule reads it in their words,
+    else the note as the agent put it; nothing the batch has said already."""
+    notes = []
+    for what, whole_clause in agent_notes(sentence):
+        if whole_clause and not speaks_of_itself(what):
+            typed = [candidate for clause in split_clauses(in_first_person(what))
+                     for candidate in _user_clause(clause, ctx)
+                     if candidate.action == "add" and candidate.subject and not candidate.subject.startswith("identifier:")]
+            if typed:
+                for candidate in typed:
+                    candidate.confidence = round(candidate.confidence * AGENT_RESTATEMENT_FACTOR, 2)
+                    candidate.metadata["restated_by_agent"] = True
+                notes += typed
+                continue
+        said = rewrite_second_person(what, ctx.person)
+        content = (ctx.person.starting(said[:len(ctx.person.label)].lower() + said[len(ctx.person.label):])
+                   if said.casefold().startswith(ctx.person.label)
+                   else f"Noted on {ctx.person.possessive} record: {said}")
+        if not _said_already(said, notes):
+            notes.append(ctx.candidate(content, confidence=0.75, rule="support.noted", tags=("support",),
+                                       metadata={"restated_by_agent": True}))
+    return notes
+
+
+_WORD = re.compile(r"[^\W_][\w'@.+-]*[^\W_]|\d")
+_NOT_NEWS = frozenset("the user user's their they them and for with that this from only all any our your has have noted record "
+                      "are was will would to of on in at by a an is be as it its not no".split())
+
+
+def _without_notes_said_already(candidates: list[Candidate]) -> list[Candidate]:
+    """The agent's notes and reports (support.noted, support.outcome.done) that say what no other candidate of the
+    batch says: "Noted: calls after 3pm only" adds nothing to the customer's own "only ring me after 3pm", and would
+    stay behind when that changes."""
+    others = [candidate for candidate in candidates if candidate.metadata.get("rule") not in _REPORTS]
+    return [candidate for candidate in candidates
+            if candidate.metadata.get("rule") not in _REPORTS or not _said_already(candidate.content, others)]
+
+
+_REPORTS = ("support.noted", "support.outcome.done")
+
+
+def _said_already(said: str, found: list) -> bool:
+    """Whether one of the candidates `found` is about the same thing as `said`: it shares 40% of the words that carry
+    it (compared by their first five letters: "mornings" is "morning")."""
+    words = _stems(said)
+    if not words:
+        return True
+    return any(len(words & _stems(candidate.content)) >= 0.4 * len(words) for candidate in found
+               if isinstance(candidate, Candidate) and candidate.action == "add")
+
+
+def _stems(text: str) -> set[str]:
+    return {word.casefold()[:5] for word in _WORD.findall(text)
+            if word.casefold() not in _NOT_NEWS and not word.isdigit()}  # "07825 441 360" is no three words
 
 
 _NAME_THEN_ADDRESS = re.compile(r"^(?P<name>(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*)){1,3}),\s+(?P<address>\d{1,5}[A-Za-z]?\s+"

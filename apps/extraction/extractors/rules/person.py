@@ -65,7 +65,10 @@ class Person:
         return self.starting(f"{self.label} {rest}")
 
 
-_TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\s+|.", re.S)
+# An email address, a web address or a domain is one token, kept as it is: "x@proton.me" is no "me".
+_TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?://)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:/[^\s,;]*)?"
+                    r"|[A-Za-z]+(?:'[A-Za-z]+)?|\s+|.", re.S)
+_WORD_TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 _SUBJECT_CONTRACTIONS = {"i'm": "is", "i've": "has", "i'll": "will", "you're": "is", "you've": "has",
                          "you'll": "will"}
 _PLURAL_CONTRACTIONS = {"i'm": "are", "i've": "have", "i'll": "will"}
@@ -103,7 +106,7 @@ def rewrite_first_person(text: str, person: Person, *, named: bool = False) -> s
         token = tokens[index]
         lower = token.lower()
         index += 1
-        if not token.strip() or not token[0].isalpha():
+        if not token.strip() or not token[0].isalpha() or not _WORD_TOKEN.fullmatch(token):
             out.append(token)
             continue
         replacement = token
@@ -176,7 +179,7 @@ def rewrite_second_person(text: str, person: Person) -> str:
     previous_word = ""
     for token in tokens:
         lower = token.lower()
-        if not token.strip() or not token[0].isalpha():
+        if not token.strip() or not token[0].isalpha() or not _WORD_TOKEN.fullmatch(token):
             out.append(token)
             continue
         replacement = token

@@ -316,23 +316,33 @@ def booking(clause: Clause, ctx: RuleContext) -> list[Candidate]:
 
 # "Done: a standing order of £985 to ... starting 1 September", "Done: push notifications are off", "All set: you have a
 # recurring booking for ...": what the agent reports done, after a word that says so.
-_DONE_REPORT = re.compile(r"^(?:done|all\s+done|all\s+set|sorted|booked|confirmed|that's\s+done)\s*[:,.!-]\s*(?P<rest>\S.+)$",
+# "Updated: Mr Szabó at 2215 is your signature neighbour now", "Switched to whole bean from your next bag" too.
+_DONE_REPORT = re.compile(r"^(?:(?:done|all\s+done|all\s+set|sorted|booked|confirmed|that's\s+done|updated|changed)"
+                          r"\s*[:,.!-]\s*(?P<rest>\S.+)"
+                          r"|(?P<change>(?:switched|changed|moved|updated|upgraded|downgraded)\s+(?:you\s+)?(?:over\s+)?to\s+\S.+))$",
                           re.I)
 _NOW_STATE = re.compile(r"\b(?:is|are)\s+(?:now\s+)?(?:off|on|enabled|disabled|switched\s+(?:off|on)|turned\s+(?:off|on)|active"
-                        r"|cancell?ed|paused|stopped|set\s+up|on\s+by\s+default|off\s+by\s+default)\b|\byou\s+have\b", re.I)
+                        r"|cancell?ed|paused|stopped|set\s+up|on\s+by\s+default|off\s+by\s+default)\b|\byou\s+have\b"
+                        r"|\b(?:is|are)\s+(?:now\s+)?your\s+\w+|\bfrom\s+(?:now\s+on|your\s+next|the\s+next|next)\b", re.I)
+# "Done: undeliverable parcels will go to the locker": what will happen from now on, not a promise still to keep.
+_STANDING = re.compile(r"\b(?:will|'ll)\s+(?:now\s+|always\s+)?(?:go|come|arrive|be\s+(?:sent|delivered|addressed|posted"
+                       r"|emailed|charged|billed|shown|used|taken))\b", re.I)
 
 
 def done_report(text: str, ctx: RuleContext) -> list[Candidate]:
     """What the agent reports done after a word that says so ("Done: a standing order of £985 ..."), or []."""
     match = _DONE_REPORT.match(text)
-    if not match or _NOT_DONE.search(match.group("rest").split(",")[0]):
+    if not match:
         return []
-    rest = match.group("rest").rstrip(" .!")
+    rest = (match.group("rest") or match.group("change")).rstrip(" .!")
+    if _NOT_DONE.search(_STANDING.sub("", rest.split(",")[0])):
+        return []
     words = [word for word in re.findall(r"[^\W\d_][\w'-]*", rest)
              if not re.search(r"\d", word) and word.lower() not in ("reference", "ref", "number", "booking", "your")]
     if len(words) < 3 or re.match(r"(?:that's|that\s+is|this\s+is|it's|it\s+is|here's)\b", rest, re.I):
         return []  # "Booked, reference CW-88142" (the identifier is kept on its own), "Done, that's the address on file"
-    if "?" in rest or not (_SUPPORT_NOUNS.search(rest) or _AMOUNT.search(rest) or _dated(rest) or _NOW_STATE.search(rest)):
+    if "?" in rest or not (_SUPPORT_NOUNS.search(rest) or _AMOUNT.search(rest) or _dated(rest) or _NOW_STATE.search(rest)
+                           or _STANDING.search(rest)):
         return []
     return [_outcome(ctx, _support_update(rest, ctx.person), rest, "support.outcome.done", 0.75)]
 
