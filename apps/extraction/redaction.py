@@ -19,7 +19,9 @@ _TEMPLATE_WORDS = frozenset(
     "email e-mail address phone number mobile cell landline line contact details detail asked remember note that "
     "new old current work home office personal".split()
 )
-_DETAILS = {"phone": PHONE, "email": EMAIL}
+# A postal address in a note: a house number, a street's capitalised words, and up to three parts after commas.
+_POSTAL = re.compile(r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][\w'.-]*\s*){1,4}(?:,\s*[A-Z0-9][\w'.-]*(?:\s+[A-Z0-9][\w'.-]*){0,3}){0,3}")
+_DETAILS = {"phone": PHONE, "email": EMAIL, "address": _POSTAL}
 # Words a cut cannot end on: a possessive, a verb or a preposition waiting for the value that was cut.
 _DANGLING = re.compile(r"(?:'s|\u2019s|\b(?:their|his|her|my|our|is|are|was|be|to|at|on|via|of|for|and|or))\s*$", re.I)
 
@@ -50,7 +52,8 @@ def is_contact_detail(value: str) -> bool:
 
 
 def detail_values(content: str, detail: str) -> list[str]:
-    """The phone numbers or email addresses in `content` (`detail` is "phone" or "email")."""
+    """The phone numbers, email addresses or postal addresses in `content` (`detail` is "phone", "email" or
+    "address")."""
     pattern = _DETAILS.get(detail)
     if pattern is None:
         return []
@@ -66,7 +69,7 @@ def mentions_person(content: str, person: str) -> bool:
     if not names:
         return False
     full = re.search(rf"(?<!\w){re.escape(person.strip())}(?!\w)", content, re.I)
-    first = re.search(rf"(?<![\w.@-]){re.escape(names[0])}(?![a-z])", content, re.I)
+    first = re.search(rf"(?<![\w.@-]){re.escape(names[0])}(?:s)?(?![a-z])", content, re.I)  # "parent": "parents"
     return bool(full or first)
 
 

@@ -14,6 +14,7 @@ from apps.extraction.extractors.rules.dates import find_dates, leading_date, wit
 from apps.extraction.extractors.rules.identifiers import MAX_DIGIT_GROUPS
 from apps.extraction.extractors.rules.person import Person, rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.subjects import CONTACT_CHANNEL, CONTACT_TIME
+from apps.extraction.redaction import detail_values, without_value
 
 SENT_AT = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
 extractor = RulesExtractor()
@@ -1875,3 +1876,67 @@ def test_an_email_or_web_address_is_not_rewritten_as_a_pronoun():
         "The user's bills go to dina@proton.me, see you.example/me"
     assert rewrite_first_person("Send it to me at dina@proton.me", person) == \
         "Send it to the user at dina@proton.me"
+
+
+@pytest.mark.parametrize("text", ["My new number is 07700 900 111, please delete the old one.",
+                                  "My new number is 07700 900 111, please delete my old number.",
+                                  "Please delete my old number, my new one is 07700 900 111."])
+def test_a_forget_of_the_old_number_never_takes_the_new_one(text):
+    candidates = extract(text)
+
+    [forget] = [c for c in candidates if c.action == "delete"]
+    assert (forget.subject, forget.metadata.get("old"), forget.metadata.get("value")) == ("phone", True, None)
+    [new] = [c for c in candidates if c.action == "add"]
+    assert new.metadata["value"] == "07700 900 111"
+    assert candidates.index(forget) < candidates.index(new)  # so that it takes what was on file, not the new one
+
+
+@pytest.mark.parametrize("text", ["delete my old email, the new one is a@example.com",
+                                  "My new email is a@example.com so you can delete the old one",
+                                  "please remove my sister's email from my file, my email is a@example.com"])
+def test_the_value_said_beside_a_forget_request_is_stored_not_forgotten(text):
+    candidates = extract(text)
+
+    assert [c.metadata["value"] for c in candidates if c.action == "add"] == ["a@example.com"]
+    assert not [c for c in candidates if c.action == "delete" and c.metadata.get("value") == "a@example.com"]
+
+
+def test_a_forget_request_does_not_reach_a_number_in_the_statement_after_it():
+    candidates = extract("you can delete my parents' address from my file, my uncle in Leeds is my emergency contact "
+                         "now, Suresh Iyer, 07700 900 745")
+
+    [forget] = [c for c in candidates if c.action == "delete"]
+    assert (forget.metadata["person"], forget.metadata["detail"]) == ("parent", "address")
+    assert any("07700 900 745" in c.content for c in candidates if c.action == "add")
+
+
+def test_an_earlier_value_pointed_back_at_is_still_forgotten():
+    [forget] = extract("that old Hotmail address amy@hotmail.com, bin it please")
+
+    assert (forget.action, forget.metadata["value"]) == ("delete", "amy@hotmail.com")
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("My emergency contact is my uncle, Suresh Iyer, 07700 900 745.",
+     "The user's uncle Suresh Iyer is their emergency contact (07700 900 745)"),
+    ("Please put my sister Ana Lopes as emergency contact, 07700 900 111.",
+     "The user's sister Ana Lopes is their emergency contact (07700 900 111)"),
+    ("my emergency contact is Suresh Iyer, 07700 900 745", "The user's emergency contact is Suresh Iyer (07700 900 745)"),
+    ("My son Tom, 07700 900 222, can call you.", "The user's son is Tom (07700 900 222)"),
+])
+def test_a_contact_keeps_their_role_and_the_number_given_right_after_them(text, content):
+    assert content in [c.content for c in extract(text)]
+
+
+def test_a_number_that_is_not_phone_shaped_after_a_contact_is_not_their_phone():
+    [son] = [c for c in extract("My son Tom Reyes, 1234 5678, is on the account.")
+             if (c.subject or "").startswith("contact:")]
+
+    assert "phone" not in son.metadata
+
+
+def test_a_relations_address_is_cut_out_of_a_note_that_says_more():
+    content = "The user's parents are Lakshmi and Prakash Raghavendra, 14 Model Colony, Pune 411016"
+
+    assert detail_values(content, "address") == ["14 Model Colony, Pune 411016"]
+    assert without_value(content, "14 Model Colony, Pune 411016") == "The user's parents are Lakshmi and Prakash Raghavendra"

@@ -77,3 +77,28 @@ def test_a_contacts_email_never_becomes_the_users_email(tenant_a):
     [accountant] = _holding("priya@example.com")
     assert accountant.metadata["subject"] == "contact:accountant"
     assert not Memory.objects.exclude(status="active").exists()
+
+
+@pytest.mark.parametrize("request_text", ["My new mobile is 07700 900 222, please delete my old number.",
+                                          "My new mobile is 07700 900 222 so you can delete the old one.",
+                                          "Please delete my old number, my new one is 07700 900 222."])
+def test_a_new_number_with_the_old_one_asked_to_be_deleted_keeps_the_new_one(tenant_a, request_text):
+    client = tenant_a.client("write")
+    _say(client, "My mobile is 07700 900 111.")
+    _say(client, request_text, start=1)
+
+    assert not _holding("07700 900 111")
+    assert _holding("07700 900 111", status="deleted")
+    [new] = _holding("07700 900 222")
+    assert new.metadata["subject"] == "phone"
+
+
+def test_a_request_to_forget_does_not_take_a_number_given_in_the_next_clause(tenant_a):
+    client = tenant_a.client("write")
+    _say(client, "My emergency contact is my aunt, Rosa Diaz, 07700 900 333.")
+    _say(client, "You can delete my aunt's address from my file, my uncle is my emergency contact now, Leo Diaz, "
+                 "07700 900 745", start=1)
+
+    [uncle] = _holding("07700 900 745")
+    assert "Leo Diaz" in uncle.content
+    assert _holding("07700 900 333")  # only her address was asked to go, and none was on file

@@ -84,6 +84,7 @@ _FORGET_SUBJECT = re.compile(rf"^(?:my|the|our|that|this)\s+(?:(?:{_QUALIFIERS})
                              r"(?:\s+(?:you\s+have|on\s+file|I\s+(?:gave|mentioned|told\s+you)).*)?\s*$", re.I)
 _SELF_QUALIFIERS = frozenset("old current previous saved new last expired dead closed cancelled canceled former ex"
                              .split())
+_BEFORE_NOW = frozenset("old previous former ex expired dead closed cancelled canceled".split())
 _FORGET_WHERE = re.compile(r"^where\s+I\s+(?P<verb>live|'m\s+from|am\s+from|work)\b", re.I)
 _FORGET_PREFERENCE = re.compile(r"^(?:my|the)\s+preference\s+(?:for|about|on)\s+(?P<obj2>.+)$", re.I)
 
@@ -96,28 +97,44 @@ def sentence_command(sentence: str, clauses: list[Clause], ctx: RuleContext,
     you keeping it", "remove my old number, my new one is ..."): the request is read from its own clause and the
     other clauses are read as usual, so a privacy request is never lost to phrasing.
     """
+    if (new := _NEW_THING.search(sentence)) and _OLD_ONE.search(sentence):  # "my new number is X, delete the old one"
+        sentence = _OLD_ONE.sub(lambda old: f"my {old.group('old')} {new.group('noun')}", sentence)
+        clauses = split_clauses(sentence)
     text = strip_filler(sentence).rstrip(" .!?")
     match = _REMEMBER.match(text)
     if match and not _FORGET.match(text):
         return _remember_command(text, match, ctx, clause_rules)
     whole = forget_request(text)
     found = _forget(whole, ctx, clause_rules) if whole else []
-    if not found and (erase_it := _ERASE_IT.search(text)):  # "stop sending to my work email and delete it"
-        found = _antecedent_forgotten(text[:erase_it.start()], ctx, clause_rules)
     if found:  # "delete my home address and my email"
-        return found
+        # what the sentence says besides: "delete my old email, the new one is a@b.com", "..., my email is a@b.com"
+        said = _new_value_after(whole) + [clause for clause in clauses[1:] if not (clause.question or clause.uncertain)
+                 and forget_request(clause.text) is None and _HAS_VERB.search(clause.text)]
+        return found + [candidate for clause in said for candidate in clause_rules(clause, ctx)
+                        if candidate.action == "add"]
+    if erase_it := _ERASE_IT.search(text):  # "stop sending to my work email and delete it"
+        if found := _antecedent_forgotten(text[:erase_it.start()], ctx, clause_rules):
+            return found
     parsed = _clause_forgets(clauses, ctx, clause_rules)
     if parsed is not None and any(candidate.action == "delete" for candidate in parsed):
         return parsed
     if loose := _loosely_asked_to_forget(sentence.strip().rstrip(" .!?"), ctx, clause_rules):
-        return loose + [candidate for clause in clauses if not (clause.question or clause.uncertain)
-                        for candidate in clause_rules(clause, ctx) if candidate.action == "delete"
-                        and candidate.subject not in {forget.subject for forget in loose}]
+        said = _said_before_request(sentence.strip())  # "my new email is a@b.com so you can delete the old one"
+        return [candidate for clause in (split_clauses(said) if said else []) if not (clause.question or clause.uncertain)
+                for candidate in clause_rules(clause, ctx) if candidate.action == "add"] + loose + [
+            candidate for clause in clauses if not (clause.question or clause.uncertain)
+            for candidate in clause_rules(clause, ctx) if candidate.action == "delete"
+            and candidate.subject not in {forget.subject for forget in loose}]
     return parsed
 
 
 _ALSO = re.compile(r"^(?:and\s+)?(?P<what>(?:my|our|his|her|their|(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*)){0,2}'s)\s+.+?)"
                    r"\s+(?:too|as\s+well|also)$", re.I)
+
+
+_OLD_ONE = re.compile(r"(?:the|my|our|that)\s+(?P<old>old|previous|former|other)\s+one", re.I)
+_NEW_THING = re.compile(r"\b(?:my|our|the)\s+new\s+(?P<noun>(?:[\w-]+\s+)?(?:number|address|e-?mail(?:\s+address)?|mobile"
+                        r"|phone|card|account|name|surname|plan|one))\b", re.I)
 
 
 def _clause_forgets(clauses: list[Clause], ctx: RuleContext, clause_rules) -> list[Candidate] | None:
@@ -154,6 +171,9 @@ def _clause_forgets(clauses: list[Clause], ctx: RuleContext, clause_rules) -> li
         else:  # "get rid of my landline number, it's been cut off": what comes before the comma
             asked[index] = _forget(what, ctx, clause_rules) or (
                 _forget(what.split(", ", 1)[0], ctx, clause_rules) if ", " in what else [])
+            if ", " in what and asked[index]:  # "delete my old email, the new one is a@b.com"
+                asked[index] += [candidate for said in _new_value_after(what) for candidate in clause_rules(said, ctx)
+                                 if candidate.action == "add"]
             for piece in clause.text.split(", ")[1:]:  # "take Sam off the account, his email too"
                 if also := _ALSO.match(strip_filler(piece).rstrip(" .!")):
                     asked[index] += _forget(also.group("what"), ctx, clause_rules)
@@ -199,7 +219,7 @@ def _loosely_asked_to_forget(text: str, ctx: RuleContext, clause_rules) -> list[
     verb = taking if taking and _ASKING_TO.search(text) else _NOT_KEPT.search(text)
     if _OWN_DOING.match(text) or verb is None:
         return []
-    if values := [value for value in forgotten_values(text) if is_forgettable_value(value)]:
+    if values := [value for value in forgotten_values(_request_scope(text, verb)) if is_forgettable_value(value)]:
         return [_delete(ctx, None, f"asked to forget {value}", "retract.forget", value=value) for value in values]
     phrase = verb.group(0)
     if inner := _TAKE_OFF.match(phrase):  # "get my old email off your system": the object sits inside
@@ -218,6 +238,47 @@ def _loosely_asked_to_forget(text: str, ctx: RuleContext, clause_rules) -> list[
     # "that old address, bin it", "I want my number taken off", "I don't want my address on your records"
     return (_thing_forgotten(phrase, ctx, clause_rules) if verb.re is _NOT_KEPT else []) or _thing_forgotten(
         text[:verb.start()], ctx, clause_rules, last=True)
+
+
+# Where the request ends and a statement begins: "delete my parents' address, my uncle is my contact now, 07700 ...",
+# and where a statement ends and the request begins: "my new number is 07700 900 111, please delete the old one".
+_STATEMENT_START = re.compile(r"[,;]\s+(?=(?:and\s+|but\s+)?(?:my|our|I|I'm|I've|we|we're|he|she|his|her|their|they)\b)",
+                              re.I)
+_REQUEST_START = re.compile(r"[,;]\s+|\s+(?:so|and|but|then)\s+(?=(?:you|please|pls|can|could|would|will|I'd|I\s+want)\b)",
+                            re.I)
+
+
+_NEW_VALUE_SAID = re.compile(r"\b(?:new|correct|right|current|updated)\b[^,;]*?\b(?:is|are|'s)\b", re.I)
+
+
+def _new_value_after(what: str) -> list[Clause]:
+    """The new value said after the thing to forget: "my old email, the new one is a@b.com" -> "my new email is
+    a@b.com"."""
+    noun = _forgotten_noun(what.split(", ", 1)[0])
+    return [Clause(text=re.sub(r"^the\s+", "my ", _NEW_ONE.sub(rf"\g<1> {noun} ", piece) if noun else piece, flags=re.I),
+                   question=False, uncertain=False, hedged=False)
+            for piece in what.split(", ")[1:] if _NEW_VALUE_SAID.search(piece)]
+
+
+def _said_before_request(text: str) -> str | None:
+    """The statement a sentence makes before its request to forget ("my new email is a@b.com" in "..., so you can
+    delete the old one"), or None when the request points back at it ("my old email is a@b.com, bin it")."""
+    verb = _TAKES_AWAY.search(text) or _NOT_KEPT.search(text)
+    starts = [match for match in _REQUEST_START.finditer(text, 0, verb.start())] if verb else []
+    if not starts or _DEICTIC_START.match(text[verb.end():].strip()):
+        return None
+    return text[:starts[-1].start()]
+
+
+def _request_scope(text: str, verb: re.Match) -> str:
+    """The part of `text` that the request (its verb at `verb`) is about: its own clause, and what comes before it
+    back to the last statement only when it points back ("that old address x@y.com, bin it")."""
+    after = _STATEMENT_START.search(text, verb.end())
+    end = after.start() if after else len(text)
+    starts = [match.end() for match in _REQUEST_START.finditer(text, 0, verb.start())]
+    if starts and not _DEICTIC_START.match(text[verb.end():].strip()):
+        return text[starts[-1]:end]
+    return text[:end]
 
 
 def _thing_forgotten(words: str, ctx: RuleContext, clause_rules, *, last: bool = False) -> list[Candidate]:
@@ -427,7 +488,7 @@ def _someones_details(what: str, ctx: RuleContext) -> list[Candidate]:
     if detail is None:
         candidate = _delete(ctx, None, f"asked to forget {whose} details", "retract.forget", value=who)
     else:
-        label = {"phone": "phone number", "email": "email address"}[detail]
+        label = {"phone": "phone number", "email": "email address", "address": "address"}[detail]
         candidate = _delete(ctx, None, f"asked to forget {whose} {label}", "retract.forget")
         candidate.metadata["detail"] = detail
     candidate.metadata["person"] = who
@@ -457,7 +518,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         return someones
     if contact := _contact_forgotten(what, ctx):
         return contact
-    if len(split_clauses(what)) == 1 and (values := forgotten_values(what)):  # whatever memory holds the value
+    if len(split_clauses(what)) == 1 and not _NEW_VALUE_SAID.search(what) and (
+            values := forgotten_values(what)):  # whatever memory holds the value
         return [_delete(ctx, None, f"asked to forget {value}", "retract.forget", value=value) for value in values]
     if match := _FORGET_WHERE.match(what):
         subject = "employer" if match.group("verb").lower() == "work" else "location"
@@ -477,6 +539,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
             candidate = _delete(ctx, subject, f"asked to forget their {label}", "retract.forget")
             if qualifier:
                 candidate.metadata["qualifier"] = qualifier
+            if _BEFORE_NOW.intersection(qualifiers):
+                candidate.metadata["old"] = True  # "delete my old number": what was on file, not one given now
             return [candidate]
         if (vague := _VAGUE_TAIL.match(" ".join(match.group("noun").split()))) and not _NEVER_MIND.search(
                 ctx.sentence or what):  # "forget the Outlook thing, it's working now": no request about data

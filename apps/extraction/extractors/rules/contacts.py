@@ -513,7 +513,7 @@ def _contact_time(text: str, ctx: RuleContext) -> list[Candidate]:
 
 
 # A number shaped like a phone number and nothing else: international (+), a trunk 0, or North American 3-3-4.
-_PHONE_SHAPED = re.compile(r"(?<![\w+(/.-])(?:\+\d{1,3}[\s.-]?\(?\d[\d\s().-]{6,16}\d|0\d{1,4}[\s-]\d[\d\s-]{5,12}\d"
+PHONE_SHAPED = re.compile(r"(?<![\w+(/.-])(?:\+\d{1,3}[\s.-]?\(?\d[\d\s().-]{6,16}\d|0\d{1,4}[\s-]\d[\d\s-]{5,12}\d"
                            r"|\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4})(?![\w-]|\.\d)")
 _SOMEONE_ELSE_HERE = re.compile(rf"\b(?:his|her|their|him|them|its|your|the\s+company's|website|site|shop|store|office's"
                                 rf"|bill|account|order|reference|ref|policy|case|ticket|booking|invoice|meter|serial"
@@ -536,11 +536,11 @@ def unclaimed_phones(sentence: str, clauses: list[Clause], ctx: RuleContext, sai
     sentence that names no one else, no other kind of number and no number of theirs in the past, and that no rule
     has read, is the customer's phone number, "unqualified" (it does not replace the number on file)."""
     if someone_named or _SOMEONE_ELSE_HERE.search(sentence) or MY_RELATION.search(sentence) or _NOT_NOW.search(
-            sentence) or any(clause.question or clause.uncertain for clause in clauses if _PHONE_SHAPED.search(clause.text)):
+            sentence) or any(clause.question or clause.uncertain for clause in clauses if PHONE_SHAPED.search(clause.text)):
         return []
     read = " ".join(getattr(item, "content", "") or "" for item in said)
     found = []
-    for match in _PHONE_SHAPED.finditer(sentence):
+    for match in PHONE_SHAPED.finditer(sentence):
         number = match.group(0).strip()
         digits = sum(char.isdigit() for char in number)
         if not 9 <= digits <= 15 or number in read or _ISO_DATE.fullmatch(number):

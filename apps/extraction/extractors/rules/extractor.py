@@ -658,7 +658,9 @@ def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory])
         if value := forget.metadata.get("value"):
             scrubbed.add(str(value).casefold())
         if forget.subject:
-            held = [c.content for c in candidates[:position] if c.action == "add" and covers(forget.subject, c.subject)]
+            # "my new number is X, please delete my old number": the old one is what was on file, not X
+            held = [] if forget.metadata.get("old") else [
+                c.content for c in candidates[:position] if c.action == "add" and covers(forget.subject, c.subject)]
             held += [memory.content for memory in existing if covers(forget.subject, memory.subject)]
             scrubbed |= {value for content in held for value in _values_in(content)}
     kept = []
@@ -666,10 +668,24 @@ def _honour_forgets(candidates: list[Candidate], existing: list[ExistingMemory])
         if candidate.action == "add" and any(value in candidate.content.casefold() for value in scrubbed):
             continue
         if candidate.action == "add" and any(forget.subject and covers(forget.subject, candidate.subject)
-                                             and index < position for position, forget in forgets):
+                                             and index < position and not forget.metadata.get("old")
+                                             for position, forget in forgets):
             continue  # stated, then asked to be forgotten in the same batch
         kept.append(candidate)
-    return kept
+    return _old_forgotten_first(kept)
+
+
+def _old_forgotten_first(candidates: list[Candidate]) -> list[Candidate]:
+    """A forget of the old value ("delete my old number") goes before the batch's new value of that subject, so that
+    it takes what was on file and not the value just given."""
+    result: list[Candidate] = []
+    for candidate in candidates:
+        position = len(result)
+        if candidate.action == "delete" and candidate.metadata.get("old") and candidate.subject:
+            position = next((index for index, earlier in enumerate(result)
+                             if earlier.action == "add" and covers(candidate.subject, earlier.subject)), position)
+        result.insert(position, candidate)
+    return result
 
 
 _HOME_ADDRESS = subjects.address_subject("home")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules import lexicon
-from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import MONTHS, WEEKDAYS
 from apps.extraction.extractors.rules.person import ADVERBS, rewrite_first_person
@@ -170,7 +170,9 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
         if any(getattr(item, "subject", None) == subject or name.casefold() in _text_of(item).casefold() and all(
                 value in _text_of(item) for value in details.values()) for item in [*known, *found]):
             continue  # already said by a rule, or by a statement the salience classifier will score, details and all
-        content = f"{ctx.person.possessive} {said.lower()} is {name}"
+        role = None if staff else _contact_role(text[:relation_match.start()], window)
+        content = (f"{ctx.person.possessive} {said.lower()} {name} is their {role}" if role
+                   else f"{ctx.person.possessive} {said.lower()} is {name}")
         if details:
             content += f" ({', '.join(details.values())})"
         if staff:
@@ -183,6 +185,19 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
             continue
         found.append(_candidate(ctx, ctx.person.starting(content), said, name, details, "contact.named_in_passing"))
     return found
+
+
+# What a contact is to the account, said before them ("my emergency contact is my uncle, Suresh Iyer") or after
+# ("put my sister Ana Lopes as emergency contact").
+_ROLE = (r"(?P<role>(?:[a-z-]+\s+){0,2}?(?:contact|next\s+of\s+kin|guarantor|account\s+holder|signatory|representative"
+         r"|carer|caregiver|guardian|proxy|nominee|beneficiary|attorney))")
+_ROLE_BEFORE = re.compile(rf"\b(?:my|our|the)\s+{_ROLE}\s+(?:is|will\s+be|should\s+be)\s+(?:now\s+)?$", re.I)
+_ROLE_AFTER = re.compile(rf"^\s*,?\s*(?:is|as|will\s+be|to\s+be)\s+(?:now\s+)?(?:my|our|the|an?)?\s*{_ROLE}\b", re.I)
+
+
+def _contact_role(before: str, after: str) -> str | None:
+    match = _ROLE_BEFORE.search(before) or _ROLE_AFTER.match(after)
+    return " ".join(match.group("role").lower().split()) if match else None
 
 
 # Someone else the sentence has brought up before its pronoun: "the installer", "a man from the council".
@@ -240,16 +255,18 @@ _TO_BE_REMOVED = re.compile(r"(?:[\w-]+\s+){1,3}?(?:should|can|must|needs\s+to|h
 _SOMEONES_DETAIL = re.compile(
     rf"^(?:all\s+(?:of\s+)?)?(?:the\s+)?(?:(?:(?:my|our)\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})"
     r"(?:,?\s+(?P<name>(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*)){0,2}))?"
-    r"|(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+)?(?P<who>(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*)){0,2}))'s?"
+    r"|(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+)?(?P<who>(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*)){0,2}))(?:s'|'s?)"
     r"|(?P<pronoun>his|her|their))\s+(?:(?:old|current|personal|private|own|work|home|mobile|cell|office|contact)\s+)*"
     r"(?P<detail>e-?mail(?:\s+address)?|(?:phone|mobile|cell|telephone|landline)(?:\s+(?:number|no\.?))?|number"
+    r"|(?:postal\s+|home\s+)?address"
     r"|details|info(?:rmation)?|data|records?)\b",
     re.I,
 )
 # "Beatriz asks one more thing: please don't keep her mobile": who the "her" of a request on someone's behalf is.
 _ASKING = re.compile(r"(?P<who>(?-i:[A-Z][\w-]+)(?:\s+(?-i:[A-Z][\w-]+))?)\s+(?:asks|asked|has\s+asked|says|said"
                      r"|wants|wanted|would\s+like|requests|requested|needs|prefers|doesn't\s+want|does\s+not\s+want)\b")
-_DETAIL_KINDS = {"e": "email", "p": "phone", "m": "phone", "c": "phone", "t": "phone", "l": "phone", "n": "phone"}
+_DETAIL_KINDS = {"e": "email", "p": "phone", "m": "phone", "c": "phone", "t": "phone", "l": "phone", "n": "phone",
+                 "a": "address", "h": "address"}
 
 
 # "my partner", "my assistant Tom Reyes", "Sam Keller": a contact a forget request names as a whole.
@@ -291,7 +308,8 @@ def someones_detail(what: str, sentence: str = "") -> tuple[str, str | None] | N
     elif who.split()[0].lower() in ("my", "our", "your", "the", "i", "we"):
         return None
     detail = match.group("detail").lower()
-    return who, None if detail.startswith(("det", "inf", "dat", "rec")) else _DETAIL_KINDS[detail[0]]
+    return who, None if detail.startswith(("det", "inf", "dat", "rec")) else _DETAIL_KINDS[
+        "a" if detail.startswith("postal") else detail[0]]
 
 
 def people(text: str, ctx: RuleContext, *, question: bool = False) -> list[Candidate]:
@@ -348,7 +366,11 @@ def _details(text: str, *, aside: str = "") -> dict:
         details["email"] = email.group(0)
     for match in [*PHONE.finditer(aside), *_GOVERNED_PHONE.finditer(text)]:
         number = (match.groupdict().get("number") or match.group(0)).strip()
-        governed = match.re is PHONE or number[0] in "+(" or match.group(0)[:1].isalpha()
+        # "Suresh Iyer, 07700 900 745": shaped like a phone number and given right after the name, or after a comma
+        right_after = not text[:match.start("number") if match.re is _GOVERNED_PHONE else 0].strip(" ,:-") or (
+            match.re is _GOVERNED_PHONE and re.search(r",\s*$", text[:match.start("number")]))
+        governed = (match.re is PHONE or number[0] in "+(" or match.group(0)[:1].isalpha()
+                    or right_after and PHONE_SHAPED.fullmatch(number))
         if 7 <= sum(char.isdigit() for char in number) <= 15 and governed:
             details["phone"] = number
             break
