@@ -29,6 +29,7 @@ from apps.extraction.redaction import (
     is_contact_detail,
     mentions_person,
     names_person,
+    without_employer,
     without_value,
 )
 from apps.memories.models import Memory, MemoryStore
@@ -324,6 +325,9 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
             counts.deleted += len(targets)
             counts.updated += len(cuts)
             counts.unchanged += not (targets or cuts)
+            if candidate.subject == "employer" and (left := (candidate.metadata or {}).get("value")):
+                counts.updated += _restate_titles(live, [str(left)], actor=actor, reason=reason, context=context,
+                                                  source=source)
             continue
 
         duplicate = live.near_duplicate(candidate)
@@ -370,6 +374,10 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
             memory_supersede(old=old, new=result.memory, actor=actor, reason=f"new value {reason}", context=context)
             live.gone(old)
         counts.updated += 1
+        if candidate.subject == "employer" and not candidate.metadata.get("renamed"):
+            left = [str(old.metadata["value"]) for old in replaced
+                    if old.metadata.get("subject") == "employer" and old.metadata.get("value")]
+            counts.updated += _restate_titles(live, left, actor=actor, reason=reason, context=context, source=source)
         if candidate.metadata.get("renamed"):
             counts.updated += _restate_renamed(
                 live, renamed=[old for old in replaced if old.metadata.get("value")], new=result.memory,
@@ -377,6 +385,36 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
             )
     write_pending()
     return counts
+
+
+def _restate_titles(live: _LiveMemories, left: list[str], *, actor: Actor, reason: str, context: dict,
+                    source: dict) -> int:
+    """"I've left Oberon" / "I'm freelance now": the job title held at the employer the user has left stays true of
+    them without it ("The user is a practice manager at Oberon Dental Group" -> "The user is a practice manager"), as
+    a new memory superseding the old wording. Returns how many."""
+    restated = 0
+    for memory in list(live.memories.values()):
+        if (memory.metadata or {}).get("subject") != "job_title":
+            continue
+        content = next((cut for organisation in left if (cut := without_employer(memory.content, organisation))), None)
+        if content is None:
+            continue
+        item = MemoryInput(
+            user_id=memory.user_id, agent_id=memory.agent_id, session_id=memory.session_id, content=content,
+            memory_type=memory.memory_type, metadata=dict(memory.metadata), tags=list(memory.tags),
+            importance=memory.importance, confidence=memory.confidence, status=Memory.Status.ACTIVE,
+            source=memory.source, provenance={"sources": [*(memory.provenance or {}).get("sources", []), source]},
+        )
+        result = memory_create(store=live.store, item=item, actor=actor, context=context,
+                               reason=f"the user has left the employer named in it, {reason}")
+        if result.duplicate:
+            continue
+        memory_supersede(old=memory, new=result.memory, actor=actor, context=context,
+                         reason=f"the user has left the employer named in it, {reason}")
+        live.gone(memory)
+        live.added(result.memory)
+        restated += 1
+    return restated
 
 
 def _restate_renamed(live: _LiveMemories, *, renamed: list[Memory], new: Memory, actor: Actor, reason: str,

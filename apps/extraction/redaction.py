@@ -94,3 +94,19 @@ def emails_named_after(content: str, person: str) -> list[str]:
                                                                                        first + surname):
             found.append(match.group(0))
     return found
+
+
+_BEFORE_ORG = re.compile(r"\s+(?:at|for|with|of|in)\s+(?:the\s+)?$", re.I)
+_REST_OF_ORG = re.compile(r"(?:\s+(?:[A-Z&][\w&'.-]*|of|and|&))*")
+
+
+def without_employer(content: str, organisation: str) -> str | None:
+    """A job title without the employer the user has left: "The user is a practice manager at Oberon Dental Group"
+    without "Oberon" is "The user is a practice manager"; None when the content does not say it that way."""
+    found = re.search(rf"(?<!\w){re.escape(organisation)}", content, re.I)
+    before = _BEFORE_ORG.search(content[:found.start()]) if found else None
+    if before is None:
+        return None
+    end = found.end() + _REST_OF_ORG.match(content, found.end()).end() - found.end()
+    left = (content[:before.start()] + content[end:]).strip(" ,;")
+    return left if left != content and len(left.split()) >= 4 else None

@@ -14,7 +14,7 @@ from apps.extraction.extractors.rules.dates import find_dates, leading_date, wit
 from apps.extraction.extractors.rules.identifiers import MAX_DIGIT_GROUPS
 from apps.extraction.extractors.rules.person import Person, rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.subjects import CONTACT_CHANNEL, CONTACT_TIME
-from apps.extraction.redaction import detail_values, without_value
+from apps.extraction.redaction import detail_values, without_employer, without_value
 
 SENT_AT = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
 extractor = RulesExtractor()
@@ -1940,3 +1940,32 @@ def test_a_relations_address_is_cut_out_of_a_note_that_says_more():
 
     assert detail_values(content, "address") == ["14 Model Colony, Pune 411016"]
     assert without_value(content, "14 Model Colony, Pune 411016") == "The user's parents are Lakshmi and Prakash Raghavendra"
+
+
+def test_a_name_with_a_role_at_an_organisation_introduces_the_user_further_on_in_a_message():
+    candidates = extract("Good day. I need a booking. Bogdan Petrović, logistics coordinator at Drina Foods. 18 pallets.")
+
+    assert one(candidates, "name").metadata["value"] == "Bogdan Petrović"
+    assert one(candidates, "employer").metadata["value"] == "Drina Foods"
+
+
+def test_a_name_with_a_role_further_on_is_not_the_users_once_another_name_is_known():
+    candidates = extract("Hello. Please copy our buyer. Sam Ito, head of purchasing at Acme Foods.", user_name="Dana Kerr")
+
+    assert not [c for c in candidates if c.subject == "name"]
+
+
+@pytest.mark.parametrize(("text", "subject"), [("I'm freelance now.", "employer"), ("I'm self-employed.", "employer"),
+                                               ("I'm retired now.", "job_title")])
+def test_working_for_themselves_is_who_the_user_works_for_not_what_they_do(text, subject):
+    assert one(extract(text), subject).metadata["rule"] == "identity.job_state"
+
+
+@pytest.mark.parametrize(("content", "organisation", "left"), [
+    ("The user is a practice manager at Oberon Dental Group", "Oberon", "The user is a practice manager"),
+    ("The user is a video editor at Northlight Studios, working from home", "Northlight Studios",
+     "The user is a video editor, working from home"),
+    ("The user works at Oberon", "Oberon", None),
+])
+def test_a_job_title_is_read_without_the_employer_left(content, organisation, left):
+    assert without_employer(content, organisation) == left

@@ -102,3 +102,16 @@ def test_a_request_to_forget_does_not_take_a_number_given_in_the_next_clause(ten
     [uncle] = _holding("07700 900 745")
     assert "Leo Diaz" in uncle.content
     assert _holding("07700 900 333")  # only her address was asked to go, and none was on file
+
+
+@pytest.mark.parametrize("leaving", ["I've left Northlight, I'm freelance now.", "I left Northlight in August."])
+def test_leaving_an_employer_keeps_the_job_title_without_it(tenant_a, leaving):
+    client = tenant_a.client("write")
+    _say(client, "I'm a video editor at Northlight Studios.")
+    _say(client, leaving, start=1)
+
+    [title] = _holding("video editor")
+    assert (title.content, title.metadata["subject"]) == ("The user is a video editor", "job_title")
+    [old] = _holding("video editor at Northlight Studios", status="superseded")
+    assert old.superseded_by_id == title.pk
+    assert not _holding("Northlight")

@@ -47,8 +47,11 @@ _NAME_PART_CHANGE = re.compile(
 )
 
 
-def stated_name(text: str, *, opening: bool, lowercase: bool = False) -> tuple[str, str, float] | None:
-    """(name, subject, confidence) when the clause states the user's name."""
+def stated_name(text: str, *, opening: bool, lowercase: bool = False, known: str | None = None,
+                ) -> tuple[str, str, float] | None:
+    """(name, subject, confidence) when the clause states the user's name. `known`: the name known for the user, which
+    only a name in an opening may replace ("Bogdan Petrović, logistics coordinator at Drina Foods." later on is a
+    self-introduction only while no other name is known)."""
     match = _NAME.match(text)
     if match:
         if match.group("opening") and not opening:
@@ -73,12 +76,15 @@ def stated_name(text: str, *, opening: bool, lowercase: bool = False) -> tuple[s
     match = _NAME_FIELD.search(text)
     if match and _plausible_name(match.group("value"), strict=True):
         return match.group("value"), "name", 0.8
-    if opening and (found := opening_name(text)):
+    if found := opening_name(text):
         role = found[1] or ""
         head = _ROLE_START.match(role) if role else None
-        if not role or head and (head.group("head") or head.group("head2") or "").lower() in lexicon.JOB_HEADS \
-                or re.match(r"^I(?:'m|\s+am)\b", role) or _CUSTOMER_OF.match(role):
+        if opening and (not role or head and (head.group("head") or head.group("head2") or "").lower() in lexicon.JOB_HEADS
+                        or re.match(r"^I(?:'m|\s+am)\b", role) or _CUSTOMER_OF.match(role)):
             return found[0], "name", 0.7
+        if head and (head.group("head") or "").lower() in lexicon.JOB_HEADS and (
+                known is None or known.casefold() == found[0].casefold()):
+            return found[0], "name", 0.6  # a name with a role at an organisation, further on in the message
     match = _LOWER_NAME.match(text) if opening and lowercase else None
     if match and _plausible_lowercase_name(match.group("value")):  # "i'm maria del carmen ruiz" from a lowercase typist
         return proper_name(match.group("value")), "name", 0.7
@@ -171,7 +177,7 @@ def _name_change(ctx: RuleContext, text: str) -> list[Candidate]:
 def _name(ctx: RuleContext, text: str) -> list[Candidate]:
     if changed := _name_change(ctx, text):
         return changed
-    found = stated_name(text, opening=ctx.opening, lowercase=ctx.lowercase)
+    found = stated_name(text, opening=ctx.opening, lowercase=ctx.lowercase, known=ctx.person.known)
     if not found:
         return []
     value, subject, confidence = found
@@ -322,8 +328,11 @@ def _work(ctx: RuleContext, text: str) -> list[Candidate]:
     match = _JOB_STATE.match(text)
     if match:
         state = match.group("state").lower().replace("freelancing", "freelance")
+        # Working for themselves is who they work for, and leaves what they do as it was ("a video editor");
+        # retired or out of work, they no longer do it.
+        subject = "employer" if state in ("freelance", "self-employed") else "job_title"
         return [ctx.candidate(person.sentence(f"is {state}"), confidence=0.85, rule="identity.job_state",
-                              subject="job_title", tags=("identity", "work"), metadata={"value": state})]
+                              subject=subject, tags=("identity", "work"), metadata={"value": state})]
     match = _IM_A.match(text)
     if match:
         return _im_a(ctx, match)
