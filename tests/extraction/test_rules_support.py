@@ -1969,3 +1969,13 @@ def test_working_for_themselves_is_who_the_user_works_for_not_what_they_do(text,
 ])
 def test_a_job_title_is_read_without_the_employer_left(content, organisation, left):
     assert without_employer(content, organisation) == left
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [
+    ("my number's changed to 07700 348 815", "phone", "07700 348 815"),
+    ("and my number's changed to 07700 348 815, the old one was my work phone", "phone", "07700 348 815"),
+    ("my address has changed to 4 Elm Road, Leeds LS1 2AB", "address:home", "4 Elm Road, Leeds LS1 2AB"),
+    ("my address's changed to 4 Elm Road, Leeds", "address:home", "4 Elm Road, Leeds"),
+])
+def test_a_detail_that_has_changed_to_a_new_value_is_that_value(text, subject, value):
+    assert one(extract(text), subject).metadata["value"] == value

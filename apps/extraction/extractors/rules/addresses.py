@@ -40,7 +40,8 @@ _ADDRESS_QUALIFIERS = (r"new|current|correct|updated|right|full|home|billing|shi
 _LABELLED = re.compile(
     rf"^(?:{_ASK_CHANGE}\s+)?(?:(?P<owner>my|our|the)\s+)?(?P<quals>(?:(?:{_ADDRESS_QUALIFIERS})(?:\s+(?:and|&)\s+"
     r"|\s*/\s*|\s+)){0,4})address(?:es)?(?:\s+for\s+(?P<purpose>deliveries|delivery|billing|invoices|shipping|post"
-    r"|correspondence))?(?:\s+(?:is|are|'s)(?:\s+(?:now|both|actually|still|the\s+same))*\s*[:=]?|\s*[:=]"
+    r"|correspondence))?(?:(?:\s+has\s+|'s\s+|\s+is\s+|\s+)(?:changed|moved)\s+to"
+    r"|\s+(?:is|are|'s)(?:\s+(?:now|both|actually|still|the\s+same))*\s*[:=]?|\s*[:=]"
     r"|(?(change)\s+to))\s*(?:now\s+)?(?P<address>.+)$",
     re.I,
 )

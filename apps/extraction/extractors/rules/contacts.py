@@ -68,7 +68,7 @@ _OWN_PHONE = re.compile(
     rf"(?P<owner>\b(?:my|our)\s+)?(?P<quals>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})\b(?P<noun>{_PHONE_NOUN})\b"
     r"(?:\s+(?:number|no\.?|#))?(?:\s+(?:on\s+file|on\s+(?:the|my)\s+account|for\s+(?:the|my)\s+account|here|now"
     r"|these\s+days|while\s+I'm\s+here))?"
-    r"\s*(?:is\s+now|is|'s|:|=|-|(?:has\s+)?changed(?:\s+to|\s*[,:;-]\s*(?:it's|it\s+is|the\s+new\s+one\s+is)?))?"
+    r"\s*(?:is\s+now|(?:has\s+|'s\s+)?changed(?:\s+to|\s*[,:;-]\s*(?:it's|it\s+is|the\s+new\s+one\s+is)?)|is|'s|:|=|-)?"
     rf"\s*(?:(?:now|still|also|actually)\s+)?(?P<number>{_PHONE_VALUE})"
     rf"|\b{_REACH_ME}(?:\s+at\s+(?P<place>home|work|the\s+office))?\s+(?:on|at|via)"
     rf"\s+(?:my\s+)?(?P<quals2>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})(?:(?P<noun2>{_PHONE_NOUN})\b(?:\s+number)?)?"
