@@ -14,6 +14,7 @@ from apps.extraction.extractors.rules.dates import find_dates, leading_date, wit
 from apps.extraction.extractors.rules.identifiers import MAX_DIGIT_GROUPS
 from apps.extraction.extractors.rules.person import Person, rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.subjects import CONTACT_CHANNEL, CONTACT_TIME
+from apps.extraction.extractors.rules.text import split_clauses
 from apps.extraction.redaction import detail_values, without_employer, without_value
 
 SENT_AT = datetime(2026, 3, 14, 10, 0, tzinfo=UTC)
@@ -1979,3 +1980,13 @@ def test_a_job_title_is_read_without_the_employer_left(content, organisation, le
 ])
 def test_a_detail_that_has_changed_to_a_new_value_is_that_value(text, subject, value):
     assert one(extract(text), subject).metadata["value"] == value
+
+
+@pytest.mark.parametrize(("sentence", "clauses"), [
+    ("Our cat, Pixel, has kidney disease and is on a renal diet.", ["Our cat, Pixel, has kidney disease and is on a renal diet"]),
+    ("Our dog Rolo, a 3 year old spaniel, has epilepsy.", ["Our dog Rolo, a 3 year old spaniel, has epilepsy"]),
+    ("My address, is that still right?", ["My address", "is that still right"]),
+    ("I'm partially sighted, please send large print.", ["I'm partially sighted", "please send large print"]),
+])
+def test_a_subject_set_off_by_commas_keeps_its_verb(sentence, clauses):
+    assert [clause.text for clause in split_clauses(sentence)] == clauses

@@ -140,12 +140,29 @@ def _with_shared_subjects(piece: str) -> list[str]:
     return [f"{match.group('subject')}{match.group('first')}", f"{match.group('subject')} {match.group('second')}"]
 
 
+# "Our cat, Pixel, has kidney disease": a break before "has" that leaves a subject with no verb behind it.
+_SUBJECT_ONLY = re.compile(r"^(?:my|our|the|his|her|their)\s+(?!.*\b(?:is|are|was|were|has|have|had|do|does|did|will"
+                           r"|would|can|could|should|I|I'm|I've|we|you)\b)[^,]+(?:,\s*(?:an?\s+)?[^,]+)?$", re.I)
+_VERB_FIRST = re.compile(r"^(?:is|are|was|were|has|have|had|does|did)\b", re.I)
+
+
+def _with_subjects_rejoined(pieces: list[str], ends_with_question: bool) -> list[str]:
+    joined: list[str] = []
+    for index, piece in enumerate(pieces):
+        asked = ends_with_question and index == len(pieces) - 1
+        if joined and not asked and _VERB_FIRST.match(piece) and _SUBJECT_ONLY.match(joined[-1]):
+            joined[-1] = f"{joined[-1]}, {piece}"
+        else:
+            joined.append(piece)
+    return joined
+
+
 def split_clauses(sentence: str) -> list[Clause]:
     """The clauses of one sentence, each marked question / uncertain / hedged."""
     ends_with_question = sentence.rstrip().endswith("?")
     conditional = conditional_sentence(sentence)
-    pieces = [part for piece in _CLAUSE_BREAK.split(sentence) if piece and piece.strip(" ,.!?")
-              for part in _with_shared_subjects(strip_filler(piece))]
+    pieces = _with_subjects_rejoined([part for piece in _CLAUSE_BREAK.split(sentence) if piece and piece.strip(" ,.!?")
+                                      for part in _with_shared_subjects(strip_filler(piece))], ends_with_question)
     clauses = []
     for index, piece in enumerate(pieces):
         body = strip_filler(piece).rstrip(" .!?,;:")
