@@ -1990,3 +1990,33 @@ def test_a_detail_that_has_changed_to_a_new_value_is_that_value(text, subject, v
 ])
 def test_a_subject_set_off_by_commas_keeps_its_verb(sentence, clauses):
     assert [clause.text for clause in split_clauses(sentence)] == clauses
+
+
+@pytest.mark.parametrize(("turns", "content"), [
+    ((("user", "My son Thiago starts Year 3 in September."), ("assistant", "Lovely."),
+      ("user", "First the medical part: Thiago has a severe peanut allergy.")),
+     "The user's son Thiago has a severe peanut allergy"),
+    ((("user", "I want to sign up my daughter Dana. She is 13 and a total beginner."),),
+     "The user's daughter Dana is 13 and a total beginner"),
+    ((("user", "My dog Max is a 7 year old labrador. He needs a grain-free diet."),),
+     "The user's dog Max needs a grain-free diet"),
+])
+def test_what_the_user_says_of_their_people_by_name_or_pronoun_is_kept(turns, content):
+    assert content in [c.content for c in conversation(*turns)]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("My wife Sara called yesterday about the bill. Sara thinks it is wrong.", "wrong"),
+    ("My son Leo is off school today. He said the app is broken.", "broken"),
+    ("My daughter Dana is away. He was rude to her, the driver.", "rude"),
+])
+def test_what_happened_to_them_today_or_what_they_said_or_someone_else_is_not_a_fact_about_them(text, said):
+    assert not [c for c in extract(text) if said in c.content]
+
+
+def test_the_users_people_from_earlier_sessions_are_known_by_name():
+    existing = [ExistingMemory(id="m1", content="The user's dog is Rolo", memory_type="fact",
+                               subject="contact:dog:rolo")]
+
+    assert "The user's dog Rolo has epilepsy and takes phenobarbital twice a day" in [
+        c.content for c in conversation(("user", "Rolo has epilepsy and takes phenobarbital twice a day."), existing=existing)]

@@ -22,6 +22,10 @@ class RuleContext:
     opening: bool = False  # the first sentence of its message ("Hi, this is Alice")
     lowercase: bool = False  # the message is typed all in lowercase, so a name may be too ("i'm jon snow")
     sentence: str = ""  # the sentence the clause is from ("Please call, the number is ..." is about calling)
+    # The user's people the conversation has named, (relation, name): "Leo is allergic to penicillin" is about one;
+    # the last of them is the one a "he"/"she" opening a clause of the same message may mean.
+    people: tuple[tuple[str, str], ...] = ()
+    last_named: tuple[str, str | None] | None = None
 
     def candidate(
         self,

@@ -46,13 +46,14 @@ from apps.extraction.extractors.rules.people import (
     contact_named_after_mention,
     contacts_named_in_passing,
     mentioned_contact,
+    people_named,
     relations_email,
     with_pronouns_resolved,
 )
 from apps.extraction.extractors.rules.person import Person, rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
-from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement
+from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement, statement_about_someone
 from apps.extraction.extractors.rules.support import (
     accepted_offer,
     booking,
@@ -145,6 +146,7 @@ class RulesExtractor:
         # a known contact (an earlier session's) that this message or the agent's just before names.
         talked_about = None
         known_contacts = _known_contacts(existing)
+        people = [(relation, name.title()) for relation, name in sorted(known_contacts, key=str) if name]
         found: list[Candidate | PendingStatement] = []
         for index, item in enumerate(parsed):
             before = parsed[index - 1].message.text if index and parsed[index - 1].message.role != "user" else ""
@@ -152,8 +154,14 @@ class RulesExtractor:
             whom = (_named_known_contact(known_contacts, item.message.text) or talked_about
                     or _named_known_contact(known_contacts, f"{before}\n{item.message.text}"))
             offer = before if index and parsed[index - 1].message.role == "assistant" else ""
-            said_here = _message_candidates(item, person, whom, offer=offer)
+            said_here = _message_candidates(item, person, whom, offer=offer, people=tuple(people))
             found += said_here
+            people += [(candidate.metadata["relation"], candidate.metadata["name"]) for candidate in said_here
+                       if isinstance(candidate, Candidate) and candidate.action == "add" and candidate.metadata.get("name")
+                       and candidate.metadata.get("relation") and (candidate.subject or "").startswith("contact:")]
+            if item.message.role == "user":
+                people += [named for line in item.lines for sentence in line.sentences
+                           for named in people_named(sentence.text)]
             talked_about = _last_contact(item, said_here) or talked_about
         candidates = _without_notes_said_already(self._kept_statements(found))
         _add_resolved_dates(candidates)
@@ -289,17 +297,19 @@ def _named_known_contact(known: set[tuple[str, str | None]], text: str) -> tuple
 
 
 def _message_candidates(item: _Message, person: Person, talked_about: tuple[str, str | None] | None = None, *,
-                        offer: str = "") -> list[Candidate | PendingStatement]:
-    """The candidates of one message; `offer`, the agent's message just before a user's, for what it accepts."""
+                        offer: str = "", people: tuple[tuple[str, str], ...] = ()) -> list[Candidate | PendingStatement]:
+    """The candidates of one message; `offer`, the agent's message just before a user's, for what it accepts;
+    `people`, the user's people named so far, (relation, name), for what the message says of them."""
     message = item.message
     base = RuleContext(seq=message.seq, role=message.role, person=person,
                        reference=message.created_at.date() if message.created_at else None,
-                       lowercase=item.lowercase)
+                       lowercase=item.lowercase, people=people)
     found: list[Candidate | PendingStatement] = []
     opening = True
     contact = None  # the contact the user last named in this message, for "his number is ..."
     asks_to_confirm = message.role == "assistant" and asks_to_confirm_reading(message.text or "")
     admitted_error = False  # the user's sentence before said something was wrong: "X, not Y" next corrects it
+    named_here: list[tuple[str, str]] = []  # the user's people this message has named so far ("my son Thiago")
     for line in item.lines:
         labelled = key_value_line(line.text, base)
         if labelled is not None:
@@ -317,9 +327,13 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                     sentence = _Sentence(text=resolved, clauses=split_clauses(resolved))
                 named_after = relations_email(sentence.text, ctx) or contact_named_after_mention(sentence.text, contact,
                                                                                                 ctx)
+                named_before = contact
                 contact = mentioned_contact(sentence.text) or contact
-                stated = named_after + _user_sentence(sentence, dataclasses.replace(ctx, sentence=sentence.text),
-                                                      after_admitted_error=admitted_error)
+                stated = named_after + _user_sentence(
+                    sentence, dataclasses.replace(ctx, sentence=sentence.text, last_named=named_before,
+                                                  people=(*named_here, *ctx.people)),
+                    after_admitted_error=admitted_error)
+                named_here += people_named(sentence.text)
                 admitted_error = bool(_ADMITS_ERROR.search(sentence.text))
                 found += stated + contacts_named_in_passing(sentence.text, ctx, stated)
                 someone_named = contact is not None or any(
@@ -473,7 +487,7 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
         # No rule recognised it (a number plate in passing is not what it says: "I've got a 2024 Kia EV6 now, reg
         # LP24 WHA"): the salience classifier decides, per batch.
         if all((candidate.subject or "").startswith("identifier:plate:") for candidate in stated) and (
-                statement := pending_statement(clause, clause_ctx)):
+                statement := pending_statement(clause, clause_ctx) or statement_about_someone(clause, clause_ctx)):
             found.append(statement)
         found += stated
     return found

@@ -199,6 +199,9 @@ CONTACT_RELATIONS = {
     "uncle": ("uncle", False), "nephew": ("nephew", False), "niece": ("niece", False),
     "grandmother": ("grandmother", False), "grandfather": ("grandfather", False), "grandma": ("grandmother", False),
     "grandpa": ("grandfather", False), "teammate": ("colleague", False),
+    # the user's animals, named and spoken of like their people ("my dog Max", "Max needs his booster")
+    "dog": ("dog", False), "puppy": ("dog", False), "cat": ("cat", False), "kitten": ("cat", False),
+    "horse": ("horse", False), "pony": ("horse", False), "rabbit": ("rabbit", False), "parrot": ("parrot", False),
 }
 # Which third-person pronoun a relation word takes ("my son ... his number is"); others take any.
 MALE_RELATIONS = _words("husband fiance fiancé boyfriend father dad son brother uncle nephew grandfather grandpa landlord")

@@ -204,6 +204,12 @@ def _contact_role(before: str, after: str) -> str | None:
 _SOMEONE_ELSE = re.compile(r"\b(?:the|a|an)\s+(?!(?:name|number|email|e-mail|phone|mobile|address)\b)[a-z]+", re.I)
 
 
+def people_named(text: str) -> list[tuple[str, str]]:
+    """The user's people a user sentence names, as (relation word, name): "my son Thiago" -> ("son", "Thiago")."""
+    return [(match.group("relation").lower(), name) for match in _MENTION.finditer(text)
+            if (name := _name(match.group("name")))]
+
+
 def mentioned_contact(text: str) -> tuple[str, str | None] | None:
     """The last of the user's contacts a user sentence names, as (relation word, name or None)."""
     mention = None

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from apps.extraction.extractors.base import Candidate
+from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.person import rewrite_first_person
@@ -128,3 +129,43 @@ def pending_statement(clause: Clause, ctx: RuleContext) -> PendingStatement | No
     if not (first_person or _BETTER_FOR_ME.search(text)) or _NOT_A_STATEMENT.match(text):
         return None
     return PendingStatement(text=text, ctx=ctx)
+
+
+# "Thiago has a severe peanut allergy", "he's allergic to penicillin": a statement about one of the user's people.
+_PRONOUN_START = re.compile(r"^(?P<pronoun>he|she)(?='s\b|\s)", re.I)
+_ABOUT_NOW = re.compile(r"\b(?:today|tonight|yesterday|this\s+(?:morning|afternoon|evening|week)|right\s+now|just\s+now"
+                        r"|at\s+the\s+moment)\b", re.I)
+_REPORTING = re.compile(r"^\s*(?:'s\s+|is\s+|was\s+)?(?:\w+ly\s+)?(?:said|says|told|tells|asked|asks|called|calls|rang"
+                        r"|rings|phoned|emailed|thinks|thought|wants\s+to\s+know|wonders|is\s+wondering|was\s+wondering"
+                        r"|is\s+asking|was\s+asking|mentioned|will|would|might|could|can't\s+find)\b", re.I)
+
+
+def statement_about_someone(clause: Clause, ctx: RuleContext) -> PendingStatement | None:
+    """A clause about one of the user's people the conversation has named ("Leo is terrified of needles", or "she
+    is 13" right after "my daughter Dana"), as the user's statement about them ("My son Leo is terrified of
+    needles"), for the salience classifier to score like the user's own; None for anything else."""
+    if clause.question or clause.uncertain or "?" in clause.text or not (ctx.people or ctx.last_named):
+        return None
+    text = clause.text.rsplit(": ", 1)[-1]  # "First the medical part: Thiago has a severe peanut allergy"
+    words = _WORD.findall(text)
+    if not MIN_WORDS <= len(words) <= MAX_WORDS or _ABOUT_NOW.search(text) or _OWNED_BY_RULES.search(text):
+        return None
+    own = (ctx.person.known or "").split()[:1]
+    who, rest = None, ""
+    if (pronoun := _PRONOUN_START.match(text)) and ctx.last_named:
+        relation = ctx.last_named[0]
+        if (relation in lexicon.FEMALE_RELATIONS) != (pronoun.group("pronoun").lower() == "she") and (
+                relation in lexicon.FEMALE_RELATIONS or relation in lexicon.MALE_RELATIONS):
+            return None  # "he" after "my daughter Dana" is someone else
+        who, rest = ctx.last_named, text[pronoun.end():]
+    else:
+        for relation, name in ctx.people:
+            first = name.split()[0]
+            said = next((form for form in (name, first) if re.match(rf"{re.escape(form)}(?='s\b|\s)", text, re.I)), None)
+            if said and not (own and own[0].casefold() == first.casefold()):
+                who, rest = (relation, name), text[len(said):]
+                break
+    if who is None or _REPORTING.match(rest):
+        return None
+    relation, name = who
+    return PendingStatement(text=f"My {relation} {name}{rest}" if name else f"My {relation}{rest}", ctx=ctx)
