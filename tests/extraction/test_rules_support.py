@@ -2020,3 +2020,9 @@ def test_the_users_people_from_earlier_sessions_are_known_by_name():
 
     assert "The user's dog Rolo has epilepsy and takes phenobarbital twice a day" in [
         c.content for c in conversation(("user", "Rolo has epilepsy and takes phenobarbital twice a day."), existing=existing)]
+
+
+@pytest.mark.parametrize("text", ["We're also thinking we might add a couples massage but haven't decided.",
+                                  "We may move the office to Leeds next year.", "I haven't decided on the colour yet."])
+def test_what_the_user_has_not_decided_is_not_a_fact(text):
+    assert not [c for c in extract(text) if c.metadata["rule"] == "statement"]

@@ -98,8 +98,8 @@ _CONDITIONAL_START = re.compile(
     re.I,
 )
 _UNCERTAIN = re.compile(
-    r"\b(?:if I|I wish|were I|I might|I may|maybe|perhaps|thinking (?:about|of)|considering|not sure|wondering|I wonder"
-    r"|pretend"
+    r"\b(?:if (?:I|we)|(?:I|we) wish|were (?:I|we)|(?:I|we) might|(?:I|we) may|maybe|perhaps|thinking (?:about|of)"
+    r"|considering|not sure|wondering|I wonder|(?:haven't|have not|hasn't|not yet) decided|undecided|pretend"
     r"|hypothetical(?:ly)?|in theory|I would(?!\s+(?:also\s+|really\s+|much\s+|always\s+)?(?:prefer|rather)\b)|would I|could I|I could|I'd (?:like|love|want|be|have|go|move))\b",
     re.I,
 )
