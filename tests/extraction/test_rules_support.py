@@ -2026,3 +2026,31 @@ def test_the_users_people_from_earlier_sessions_are_known_by_name():
                                   "We may move the office to Leeds next year.", "I haven't decided on the colour yet."])
 def test_what_the_user_has_not_decided_is_not_a_fact(text):
     assert not [c for c in extract(text) if c.metadata["rule"] == "statement"]
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("Invoices go to accounts@oliveandvine.co.uk.", "routing:billing",
+     "The user's invoices go to accounts@oliveandvine.co.uk"),
+    ("Please send all statements to money@example.com from now on.", "routing:statements",
+     "The user's statements go to money@example.com"),
+])
+def test_where_a_kind_of_post_goes_is_kept_and_replaceable(text, subject, content):
+    assert one(extract(text), subject).content == content
+
+
+@pytest.mark.parametrize("text", ["Send the receipt to finance@acme.com", "Please send the invoice to my accountant at k@x.com"])
+def test_a_one_off_or_someone_elses_address_is_no_standing_route(text):
+    assert not [c for c in extract(text) if (c.subject or "").startswith("routing:")]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("The hearing is on 3 March at Leeds County Court.", "The user's hearing is on 3 March (2027-03-03) at Leeds County Court"),
+    ("The completion date is 14 August.", "The user's completion date is 14 August (2026-08-14)"),
+])
+def test_a_dated_event_of_the_users_said_with_the_is_theirs(text, content):
+    assert content in [c.content for c in extract(text)]
+
+
+def test_a_subject_set_off_by_commas_keeps_a_modal_verb():
+    assert [c.text for c in split_clauses("Our new head chef, Pierre Blanc, will place orders from now on.")] == [
+        "Our new head chef, Pierre Blanc, will place orders from now on"]

@@ -182,11 +182,31 @@ def _emails(text: str, ctx: RuleContext) -> list[Candidate]:
             found.append(ctx.candidate(f"{person.possessive} {_EMAIL_LABELS[kind]} is {email}", confidence=0.95,
                                        rule="contact.email", subject=email_subject(kind), tags=("pii", "contact"),
                                        metadata=metadata))
+        elif (routed := _ROUTED.search(before)) and (routed.group("docs").lower().endswith("s") or _STANDING_ROUTE.search(
+                ctx.sentence or text)) and not _SOMEONE_ELSE_ROUTED.search(before[routed.end():]):
+            # "invoices go to accounts@acme.com", "please send all statements to ...": where that kind of post goes
+            docs = routed.group("docs").lower()
+            key = _DOC_KINDS.get(docs.rstrip("s"), docs.rstrip("s"))
+            found.append(ctx.candidate(f"{person.possessive} {docs} go to {email}", memory_type="preference",
+                                       confidence=0.85, rule="contact.email.routing", subject=f"routing:{key}",
+                                       tags=("pii", "contact"), metadata={"pii": True, "value": email, "docs": docs}))
         else:  # "send the receipt to finance@acme.com": maybe not theirs, so it must not replace their address
             found.append(ctx.candidate(person.sentence(f"gave the email address {email}"), confidence=0.6,
                                        rule="contact.email_mentioned", tags=("pii", "contact"),
                                        metadata={"pii": True}))
     return found
+
+
+# What the user wants sent to an address, said before it: "invoices go to", "send all statements to".
+_ROUTED = re.compile(r"\b(?P<docs>invoices?|receipts?|statements?|bills?|confirmations?|letters?|correspondence|reminders?"
+                     r"|notifications?|documents?|paperwork|quotes?|payslips?|remittances?|order\s+confirmations?)\b"
+                     r"[^@.;?]{0,40}?\b(?:to|at)\s*:?\s*$", re.I)
+_STANDING_ROUTE = re.compile(r"\b(?:all|every|any|future|always|from\s+now\s+on|going\s+forward|in\s+future|by\s+default)\b",
+                             re.I)
+_SOMEONE_ELSE_ROUTED = re.compile(r"\b(?:his|her|their|my\s+\w+|our\s+\w+)\b", re.I)  # "to my accountant at ..."
+_DOC_KINDS = {"invoice": "billing", "bill": "billing", "receipt": "billing", "remittance": "billing",
+              "statement": "statements", "letter": "post", "correspondence": "post", "paperwork": "post",
+              "document": "post"}
 
 
 def _named_after(email: str, name: str | None) -> bool:

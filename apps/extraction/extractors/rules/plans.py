@@ -26,7 +26,8 @@ _PLAN_MY = re.compile(r"^(?:my|our|(?P<the>the))\s+(?P<thing>(?:[\w'-]+\s+){0,3}
 # "the lease ends on 30 June": in the customer's words, "the" lease is theirs when it is a thing an account holds.
 _THEIR_THINGS = frozenset("policy contract subscription plan membership lease tenancy booking reservation flight cruise "
                           "trip cover warranty trial term loan mortgage insurance renewal appointment visit installation "
-                          "fix deal".split())
+                          "fix deal hearing completion closing exchange surgery operation procedure wedding exam interview "
+                          "viewing inspection survey handover tribunal mediation consultation date deadline".split())
 _ADDRESSES_ASSISTANT = re.compile(r"\byou(?:r|rs)?\b", re.I)
 _VAGUE_OBJECT = re.compile(r"\b(?:it|that|this|them|those|these)\b", re.I)
 _PLAN_STATES = frozenset("off away out on in at due scheduled booked busy unavailable back visiting going".split())

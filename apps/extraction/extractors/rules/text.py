@@ -143,7 +143,8 @@ def _with_shared_subjects(piece: str) -> list[str]:
 # "Our cat, Pixel, has kidney disease": a break before "has" that leaves a subject with no verb behind it.
 _SUBJECT_ONLY = re.compile(r"^(?:my|our|the|his|her|their)\s+(?!.*\b(?:is|are|was|were|has|have|had|do|does|did|will"
                            r"|would|can|could|should|I|I'm|I've|we|you)\b)[^,]+(?:,\s*(?:an?\s+)?[^,]+)?$", re.I)
-_VERB_FIRST = re.compile(r"^(?:is|are|was|were|has|have|had|does|did)\b", re.I)
+_VERB_FIRST = re.compile(r"^(?:is|are|was|were|has|have|had|does|did"
+                         r"|(?:will|can|should|must|would|could|may|might)(?!\s+(?:you|I|we|it|they|he|she)\b))\b", re.I)
 
 
 def _with_subjects_rejoined(pieces: list[str], ends_with_question: bool) -> list[str]:
