@@ -2054,3 +2054,13 @@ def test_a_dated_event_of_the_users_said_with_the_is_theirs(text, content):
 def test_a_subject_set_off_by_commas_keeps_a_modal_verb():
     assert [c.text for c in split_clauses("Our new head chef, Pierre Blanc, will place orders from now on.")] == [
         "Our new head chef, Pierre Blanc, will place orders from now on"]
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("My ex-husband must not be given any information about the case.", "contact:ex-husband",
+     "The user's ex-husband must not be given any information about the case"),
+    ("My son is not allowed to order on my account.", "contact:son",
+     "The user's son is not allowed to order on their account"),
+])
+def test_what_a_contact_may_not_do_or_be_told_is_kept(text, subject, content):
+    assert one(extract(text), subject).content == content

@@ -199,14 +199,16 @@ CONTACT_RELATIONS = {
     "uncle": ("uncle", False), "nephew": ("nephew", False), "niece": ("niece", False),
     "grandmother": ("grandmother", False), "grandfather": ("grandfather", False), "grandma": ("grandmother", False),
     "grandpa": ("grandfather", False), "teammate": ("colleague", False),
+    "ex-husband": ("ex-husband", True), "ex-wife": ("ex-wife", True), "ex-partner": ("ex-partner", True),
+    "ex": ("ex-partner", True),
     # the user's animals, named and spoken of like their people ("my dog Max", "Max needs his booster")
     "dog": ("dog", False), "puppy": ("dog", False), "cat": ("cat", False), "kitten": ("cat", False),
     "horse": ("horse", False), "pony": ("horse", False), "rabbit": ("rabbit", False), "parrot": ("parrot", False),
 }
 # Which third-person pronoun a relation word takes ("my son ... his number is"); others take any.
-MALE_RELATIONS = _words("husband fiance fiancé boyfriend father dad son brother uncle nephew grandfather grandpa landlord")
+MALE_RELATIONS = _words("ex-husband husband fiance fiancé boyfriend father dad son brother uncle nephew grandfather grandpa landlord")
 FEMALE_RELATIONS = _words(
-    "wife fiancee fiancée girlfriend mother mum mom daughter sister aunt niece grandmother grandma landlady"
+    "ex-wife wife fiancee fiancée girlfriend mother mum mom daughter sister aunt niece grandmother grandma landlady"
 )
 # Words that may stand before a relation word: "my personal assistant", "my business partner".
 CONTACT_RELATION_MODIFIERS = _words(

@@ -34,6 +34,10 @@ _PREDICATE = (
     r"|is\s+(?:also\s+)?(?:authori[sz]ed|allowed|permitted|named|listed|registered)"
     r"|is\s+(?:also\s+)?on\s+(?:the|my|our|this)\s+(?:account|policy|plan|booking|lease|contract)"
     r"|has\s+(?:full\s+)?(?:access|permission|authority|power\s+of\s+attorney))"
+    # "my ex-husband must not be given any information", "my son is not allowed to order": what they may not do
+    r"|(?:must|should|can|may|is|are|will)\s*(?:not|n't|never|no\s+longer)\s+(?:be\s+)?(?:given|told|sent|shown|allowed"
+    r"|permitted|authori[sz]ed|contacted|called|discuss|know|have|access|receive|get|see|speak|talk|deal|order"
+    r"|on\s+(?:the|my|our)\s+(?:account|policy|plan))"
     r"|(?:will|can|may|might|should|could|is\s+going\s+to)\s+(?:also\s+)?(?:be\s+)?(?:call(?:ing)?|contact(?:ing)?"
     r"|e-?mail(?:ing)?|phon(?:e|ing)|speak|talk|act|deal|handle|sign|approve|pay|book|manage|collect|pick\s+up"
     r"|answer|accept|be\s+in\s+touch|get\s+in\s+touch|in\s+touch|ring|reach\s+out))\b"
