@@ -2064,3 +2064,22 @@ def test_a_subject_set_off_by_commas_keeps_a_modal_verb():
 ])
 def test_what_a_contact_may_not_do_or_be_told_is_kept(text, subject, content):
     assert one(extract(text), subject).content == content
+
+
+def test_a_number_given_right_after_someone_else_is_introduced_is_theirs_not_the_users():
+    candidates = extract("They can only receive before 10am, and the manager there is Ravi Menon, 07700 900 812.")
+
+    assert not [c for c in candidates if c.subject == "phone"]
+    assert one(candidates, "contact:site manager:ravi menon").metadata["phone"] == "07700 900 812"
+
+
+@pytest.mark.parametrize("text", ["The engineer is Bob, he was great.", "The driver is Tom Jones and he was late."])
+def test_the_providers_staff_are_not_the_users_contacts(text):
+    assert not [c for c in extract(text) if (c.subject or "").startswith("contact:")]
+
+
+def test_an_address_given_when_another_of_the_users_places_is_talked_about_is_not_their_home():
+    candidates = conversation(("assistant", "Should the second site get its own deliveries?"),
+                              ("user", "Yes, Unit 4, Chapel Street, Salford M3 5DW."))
+
+    assert not [c for c in candidates if (c.subject or "").startswith("address")]

@@ -188,13 +188,15 @@ _SOMEONE_ELSES_PLACE = re.compile(r"\b(?:he|she|they|him|them|his|her|their|your
                                   r"|emergency|venue|hotel|hospital|clinic|school)\b", re.I)
 
 
-def unclaimed_addresses(sentence: str, clauses: list, ctx: RuleContext, said: list, *, someone_named: bool
-                        ) -> list[Candidate]:
+def unclaimed_addresses(sentence: str, clauses: list, ctx: RuleContext, said: list, *, someone_named: bool,
+                        around: str = "") -> list[Candidate]:
     """"Flat 22, Ashcombe House, 9 Treadwell Street, Bristol BS2 0LP.": an address with a house number and a street,
     given in a customer's sentence that says no more of whose or what it is, and that no rule has read, is their
-    address, kept as the home address but "unqualified" (it does not replace an address on file)."""
+    address, kept as the home address but "unqualified" (it does not replace an address on file). Not where the
+    message or the agent's turn before it (`around`) is about another of their places ("the second site")."""
     if someone_named or _SOMEONE_ELSES_PLACE.search(sentence) or _not_theirs_now(sentence) or _NOT_THEIR_HOME.search(
-            sentence) or _ANOTHER_PLACE.search(sentence) or any(clause.question or clause.uncertain for clause in clauses):
+            sentence) or _ANOTHER_PLACE.search(sentence) or _OTHER_PREMISES.search(around) or any(
+            clause.question or clause.uncertain for clause in clauses):
         return []
     read = " ".join(getattr(item, "content", "") or "" for item in said)
     for start in _ADDRESS_START.finditer(sentence):
@@ -211,6 +213,8 @@ def unclaimed_addresses(sentence: str, clauses: list, ctx: RuleContext, said: li
     return []
 
 
+_OTHER_PREMISES = re.compile(r"\b(?:site|branch|shop|store|warehouse|depot|premises|restaurant|venue|workshop|factory"
+                             r"|office|studio|salon|clinic|surgery|practice|plant|yard)s?\b", re.I)
 # A property the customer owns, buys or is moving to, rather than where they are: "a flat at ... that I rent out".
 _ANOTHER_PLACE = re.compile(r"\b(?:if|would|could|might|own|owns|bought|buying|buy|rent|renting|relocating|moving|move"
                             r"|will|going\s+to"

@@ -550,6 +550,12 @@ _ANOTHERS_NUMBER = re.compile(r"\b(?:rang|called|phoned|dialled|dialed|tried|rin
                               r"|(?<!\.\s)\b(?!(?:WhatsApp|SMS|I)\b)(?-i:[A-Z][\w&'-]*)\s*:\s*$", re.I)
 
 
+# Someone introduced just before the number: "the manager there is Ravi Menon, 07700 900 812".
+_NAME_BEFORE = re.compile(r"\b(?:the|my|our)\s+(?:[\w-]+\s+){1,3}?(?:is|will\s+be)\s+(?:(?:Mr|Mrs|Ms|Miss|Dr)\.?\s+)?"
+                          r"(?P<name>(?-i:[A-Z][a-z'-]+)"
+                          r"(?:\s+(?-i:[A-Z][\w'-]+))?)\s*[,:-]?\s*(?:on\s+)?$")
+
+
 def unclaimed_phones(sentence: str, clauses: list[Clause], ctx: RuleContext, said: list, *, someone_named: bool
                      ) -> list[Candidate]:
     """"Can they text rather than call? 07456 118 902.": a number shaped only like a phone number, in a customer's
@@ -567,6 +573,9 @@ def unclaimed_phones(sentence: str, clauses: list[Clause], ctx: RuleContext, sai
             continue
         if _ANOTHERS_NUMBER.search(sentence[:match.start()]):
             continue  # "I rang 01632 445 900", "the front desk is 0121 ...", "sam is 0412 ...": not the customer's
+        if (named := _NAME_BEFORE.search(sentence[:match.start()])) and not (
+                ctx.person.known and named.group("name").casefold() in ctx.person.known.casefold()):
+            continue  # "the manager there is Ravi Menon, 07700 900 812": his, unless the name is the customer's
         metadata = {"pii": True, "value": number, "kind": "mobile", "unqualified": True}
         found.append(ctx.candidate(f"{ctx.person.possessive} phone number is {number}", confidence=0.75,
                                    rule="contact.phone_given", subject=phone_subject(None), tags=("pii", "contact"),

@@ -339,7 +339,8 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                 someone_named = contact is not None or any(
                     (getattr(said, "subject", None) or "").startswith("contact:") for said in found)
                 found += unclaimed_phones(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named)
-                found += unclaimed_addresses(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named)
+                found += unclaimed_addresses(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named,
+                                             around=f"{offer}\n{message.text}")
             else:
                 restated = _restated(sentence, ctx, asks_to_confirm=asks_to_confirm)
                 updated = bool(restated) and agent_update_as_customer(sentence.text) is not None

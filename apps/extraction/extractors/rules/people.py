@@ -131,6 +131,15 @@ _STAFF_NAMED = re.compile(
     + _CAPITALISED_NAME,
     re.I,
 )
+# "the manager there is Ravi Menon", "the site contact will be Sam Ito": who holds a role for the user's business.
+# Only with where they are, or as the user's contact: "the engineer is Bob" is the provider's.
+_THE_ROLE_IS = re.compile(
+    rf"(?:^|[,;]\s+|\band\s+)the\s+(?:(?P<relation>(?-i:[a-z-]+\s+){{0,2}}?(?:{_STAFF_HEADS}))"
+    r"\s+(?:there|here|on\s+site|at\s+(?:the\s+)?(?-i:[A-Za-z]+)(?:\s+(?-i:[A-Z][a-z]+))?)"
+    r"|(?P<contact>(?-i:[a-z-]+\s+){1,2}?(?:person|contact)))"
+    rf"\s+(?:is|will\s+be)\s+(?:now\s+)?(?:{_TITLE})?" + _CAPITALISED_NAME,
+    re.I,
+)
 # "my sister, Josephine Adeyinka-Oduya... no, just Josephine Adeyinka": the name the user settles on.
 _NAME_CORRECTED = re.compile(r"^\s*(?:\.{2,}|\u2026|,|-+)?\s*(?:no|sorry|I\s+mean|I\s+meant|actually)\b[\s,.!]*(?:just|it's"
                              r"|it\s+is|only)?\s*(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2})", re.I)
@@ -151,7 +160,8 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
     an email or phone number given right after the name."""
     found = []
     pattern = _NAMED_IN_PASSING_LOWER if ctx.lowercase else _NAMED_IN_PASSING
-    for relation_match in [*pattern.finditer(text), *_STAFF_NAMED.finditer(text)]:
+    for relation_match in [*pattern.finditer(text), *_STAFF_NAMED.finditer(text),
+                           *(_THE_ROLE_IS.finditer(text) if ctx.role == "user" else ())]:
         match, end = relation_match, relation_match.end()
         if corrected := _NAME_CORRECTED.match(text[end:end + 80]):
             match, end = corrected, end + corrected.end()
@@ -161,8 +171,10 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
             continue  # "my manager Yesterday ..."
         if re.match(r"'s\b", text[end:]) or name.endswith("'s"):
             continue  # "my assistant Priti Solanki's email is ...": their detail, which the detail rules read
-        said = " ".join(relation_match.group("relation").split())
-        staff = relation_match.re is _STAFF_NAMED
+        said = " ".join((relation_match.group("relation") or relation_match.group("contact")).split())
+        if relation_match.re is _THE_ROLE_IS and relation_match.group("relation") and "site" not in said.split():
+            said = f"site {said}"  # "the manager there": the manager at one of the user's places, not their boss
+        staff = relation_match.re in (_STAFF_NAMED, _THE_ROLE_IS)
         relation, single = (normalise_key(said), False) if staff else _relation(said)
         subject = contact_subject(relation, name, single=single)
         if re.match(r"\s*(?:\.{2,}|\u2026)\s*$", text[end:]):
