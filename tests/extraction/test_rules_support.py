@@ -2083,3 +2083,29 @@ def test_an_address_given_when_another_of_the_users_places_is_talked_about_is_no
                               ("user", "Yes, Unit 4, Chapel Street, Salford M3 5DW."))
 
     assert not [c for c in candidates if (c.subject or "").startswith("address")]
+
+
+@pytest.mark.parametrize(("turns", "content"), [
+    ((("user", "My boiler's stopped working since last night. It's a Worcester Bosch Greenstar 30i."),),
+     "The user's boiler is a Worcester Bosch Greenstar 30i"),
+    ((("assistant", "What car is it?"), ("user", "It's a grey Volvo XC40, registration YB21 KDF.")),
+     "The user's car is a grey Volvo XC40, registration YB21 KDF"),
+    ((("user", "I'll be using my own router, an Asus RT-AX86U, so no need to send me yours."),),
+     "The user's router is an Asus RT-AX86U"),
+    ((("user", "I lease a Peugeot 3008 through you, contract LS-4471-082."),),
+     "The user leases a Peugeot 3008 through the assistant, contract LS-4471-082"),
+    ((("user", "jamal al-khatib, honda civic, reg KV68 PNZ"),), "The user's vehicle is a honda civic"),
+])
+def test_a_named_product_is_the_device_it_is_said_to_be(turns, content):
+    assert content in [c.content for c in conversation(*turns)]
+
+
+@pytest.mark.parametrize("text", ["My phone keeps dropping calls. It's an old one, I should replace it.",
+                                  "I've got a hire car while the Ford is being fixed."])
+def test_no_named_product_or_someone_elses_vehicle_is_no_device(text):
+    assert not [c for c in extract(text) if (c.subject or "").startswith("device:")]
+
+
+def test_a_word_that_starts_with_a_digit_is_not_rewritten():
+    assert rewrite_first_person("My boiler is a Greenstar 30i, I think", Person()) == \
+        "The user's boiler is a Greenstar 30i, they think"

@@ -211,7 +211,8 @@ def _own_vehicle(device: str, kind_word: str | None) -> bool:
     words = [word.lower().strip(",.") for word in device.split()]
     if _NOT_OWN_VEHICLE.intersection(words):
         return False
-    return bool(kind_word) or (bool(words) and lexicon.DEVICE_KINDS.get(words[-1]) == "vehicle")
+    return bool(kind_word) or (bool(words) and lexicon.DEVICE_KINDS.get(words[-1]) == "vehicle") or any(
+        word in lexicon.VEHICLE_MAKES for word in words[:3])  # "a 2024 Kia EV6"
 
 
 _DRIVES = re.compile(rf"^{_WE}{ADV}\s+(?:drive|ride)\s+(?:an?\s+|the\s+|my\s+|our\s+)(?:new\s+|old\s+)?(?P<device>.+)$",
@@ -225,9 +226,9 @@ _PUT_ON = re.compile(r"^(?:please\s+)?(?:put|switch|move|change)\s+(?:the|my|our
                      rf"(?:the\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+){{0,3}}?)(?:\s+(?:{_PLAN_NOUNS}))?$", re.I)
 _MY_DEVICE = re.compile(r"^(?:my|our)\s+(?P<kind>[\w-]+)\s+is\s+(?:an?|the)\s+(?P<device>.+)$", re.I)
 # "the bedroom TV is an LG C3", "phone is an iPhone 15 Pro", "my own router, an Asus RT-AX86U": a named product
-_NAMED_DEVICE = re.compile(r"(?:^|,\s*|\band\s+)(?:(?:my|our|the)\s+)?(?:(?-i:[a-z-]+)\s+)?(?P<kind>[\w-]+)(?:\s+(?:is|'s)|,)"
+_NAMED_DEVICE = re.compile(r"(?:^|,\s*|\band\s+|(?<=\s)(?=(?:my|our)\s))(?:(?:my|our|the)\s+)?(?:(?-i:[a-z-]+)\s+)?(?P<kind>[\w-]+)(?:\s+(?:is|'s)|,)"
                            r"\s+(?:an?|the)\s+(?P<device>(?-i:[A-Z])[\w+!-]*(?:\s+(?:(?-i:[A-Z0-9])[\w+!-]*)){0,3})", re.I)
-_TOOL_STOPS = frozenset("for to and but because since so which when if as with at on in now last this next yesterday "
+_TOOL_STOPS = frozenset("for to and but because since so which when if as with at on in now last this next yesterday through "
                         "today recently ago already instead anymore any company-wide altogether either completely "
                         "entirely".split())
 _NOT_TOOLS = frozenset(["it", "this", "that", "them", "the app", "the website", "your app", "your website", "the site",
@@ -266,7 +267,14 @@ def _device_kind(device: str) -> str | None:
     for word in words:
         if word in lexicon.DEVICE_KINDS:
             return lexicon.DEVICE_KINDS[word]
+    if words and any(word in lexicon.VEHICLE_MAKES for word in words[:3]) and re.search(r"[A-Z\d]", device):
+        return "vehicle"  # "a Peugeot 3008", "a 2021 Skoda Octavia estate"
     return None
+
+
+# "honda civic, reg KV68 PNZ", "a grey Volvo XC40, registration YB21 KDF": a make and model with its number plate.
+_VEHICLE_WITH_PLATE = re.compile(r"(?:^|,\s*|\ba\s+|\ban\s+)(?P<device>(?:[a-z]+\s+)?(?:\d{4}\s+)?(?P<make>[\w-]+)\s+[\w-]+"
+                                 r"(?:\s+[\w-]+)?),?\s+(?:reg|registration|plate|number\s+plate)\b", re.I)
 
 
 def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
@@ -299,6 +307,12 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
         value = re.sub(rf"\s+(?:{_PLAN_NOUNS})s?$", "", old, flags=re.I) if kind == "plan" else old
         return [ctx.candidate(person.sentence(f"no longer uses {old}"), confidence=0.85, rule=f"business.{kind}.stop",
                               subject=kind, tags=("retraction",), metadata={"value": value}, action="delete")]
+    if (match := _VEHICLE_WITH_PLATE.search(text)) and match.group("make").lower() in lexicon.VEHICLE_MAKES and not (
+            _HAVE_DEVICE.match(text) or _MY_DEVICE.match(text) or _DRIVES.match(text)):
+        device = match.group("device")
+        return [ctx.candidate(f"{ctx.person.possessive} vehicle is {_article(device)} {device}", confidence=0.75,
+                              rule="business.device", subject="device:vehicle", tags=("device",),
+                              metadata={"value": device})]
     if (match := _DRIVES.match(text)) and re.search(r"[A-Z]", match.group("device")):
         device = cut_value(match.group("device"), _TOOL_STOPS, max_words=6)  # "I drive a Honda Civic": a vehicle
         return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.8, rule="business.device",

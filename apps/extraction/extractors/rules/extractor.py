@@ -310,6 +310,7 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
     asks_to_confirm = message.role == "assistant" and asks_to_confirm_reading(message.text or "")
     admitted_error = False  # the user's sentence before said something was wrong: "X, not Y" next corrects it
     named_here: list[tuple[str, str]] = []  # the user's people this message has named so far ("my son Thiago")
+    device_said = _last_device(offer)  # the device "it" may be: "What car is it?" / "It's a Volvo XC40"
     for line in item.lines:
         labelled = key_value_line(line.text, base)
         if labelled is not None:
@@ -323,6 +324,9 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                 # A contact named in an earlier message (or the one known) is reached by "delete her number" only.
                 resolved = (with_pronouns_resolved(sentence.text, contact) if contact else
                             with_pronouns_resolved(sentence.text, talked_about, requests_only=True))
+                if device_said and (product := _IT_IS_PRODUCT.match(resolved)):  # "It's a Worcester Bosch 30i."
+                    resolved = f"My {device_said} is {resolved[product.end('it'):].lstrip()}"
+                device_said = _last_device(sentence.text) or device_said
                 if resolved != sentence.text:
                     sentence = _Sentence(text=resolved, clauses=split_clauses(resolved))
                 named_after = relations_email(sentence.text, ctx) or contact_named_after_mention(sentence.text, contact,
@@ -358,6 +362,18 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
     if message.role == "user" and offer:
         found += accepted_offer(normalise_text(offer), normalise_text(message.text), base)
     return found
+
+
+# "My boiler's stopped working. It's a Worcester Bosch Greenstar 30i.": the device named last is what "it" is.
+_DEVICE_WORD = re.compile(rf"\b(?:my|our|the|your|what|which)\s+(?:[a-z-]+\s+)?(?P<kind>{'|'.join(map(re.escape, lexicon.DEVICE_KINDS))})"
+                          r"(?:'s)?\b", re.I)
+_IT_IS_PRODUCT = re.compile(r"^(?P<it>it's|it\s+is|its)\s+(?=an?\s+(?:[a-z-]+\s+){0,2}(?:\d{4}\s+)?(?-i:[A-Z])[\w+!.-]*"
+                            r"(?:\s+(?-i:[A-Z0-9])[\w+!.-]*){1,4})", re.I)
+
+
+def _last_device(text: str) -> str | None:
+    said = list(_DEVICE_WORD.finditer(text or ""))
+    return said[-1].group("kind").lower() if said else None
 
 
 def _restated(sentence: _Sentence, ctx: RuleContext, *, asks_to_confirm: bool = False) -> list[Candidate]:

@@ -173,6 +173,16 @@ DEVICE_KINDS = {
     **dict.fromkeys("car van vehicle motorbike motorcycle scooter truck suv campervan motorhome".split(), "vehicle"),
 }
 
+# Makes of car, van and motorbike: "a Peugeot 3008", "honda civic, reg KV68 PNZ" is a vehicle without the word "car".
+VEHICLE_MAKES = _words(
+    "abarth acura alfa aston audi bentley bmw buick byd cadillac chevrolet chevy chrysler citroen citroën cupra dacia "
+    "daewoo daihatsu dodge ds ferrari fiat ford genesis gmc holden honda hyundai infiniti isuzu jaguar jeep kia lada "
+    "lamborghini lancia land-rover landrover lexus lincoln lotus maserati mazda mclaren mercedes mercedes-benz mg mini "
+    "mitsubishi nissan opel peugeot polestar porsche proton ram renault rivian rover saab seat skoda škoda smart "
+    "ssangyong subaru suzuki tata tesla toyota vauxhall volkswagen vw volvo yamaha ducati triumph harley kawasaki "
+    "piaggio vespa"
+)
+
 # --- Support: the user's contacts, contact channels, addresses (support.py and the modules it uses) ------------
 
 # "my assistant Tom books my travel": relation word -> (relation, whether the user has one at a time). Someone the
