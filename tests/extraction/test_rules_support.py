@@ -2109,3 +2109,34 @@ def test_no_named_product_or_someone_elses_vehicle_is_no_device(text):
 def test_a_word_that_starts_with_a_digit_is_not_rewritten():
     assert rewrite_first_person("My boiler is a Greenstar 30i, I think", Person()) == \
         "The user's boiler is a Greenstar 30i, they think"
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("I am enrolled in the course, student ID S-2290-4471.", "identifier:student", "The user's student ID is S-2290-4471"),
+    ("our EORI number is GB 318 4470 2209 00", "identifier:eori", "The user's EORI number is GB 318 4470 2209 00"),
+    ("My hospital number is H7730215.", "identifier:hospital", "The user's hospital number is H7730215"),
+])
+def test_an_identifier_of_a_kind_no_list_names_is_kept(text, subject, content):
+    assert one(extract(text), subject).content == content
+
+
+@pytest.mark.parametrize("text", ["The door code is 4471B.", "my flat number is 12B", "Table number 14 please",
+                                  "The gate PIN number is 88231.", "His NHS number is 943 476 5919."])
+def test_a_code_a_pin_a_place_or_someone_elses_number_is_no_identifier_of_the_users(text):
+    assert not [c for c in extract(text) if c.metadata["rule"] == "identifier.other"]
+
+
+@pytest.mark.parametrize(("turns", "subject", "value"), [
+    ((("assistant", "I have your EORI as GB 318 4470 2290 00, is that right?"),
+      ("user", "Ah, two digits are swapped, it's GB 318 4470 2209 00. Sorry!")), "identifier:eori", "GB 318 4470 2209 00"),
+    ((("assistant", "Can I take the registration of the new van?"), ("user", "It's MA26 KCS. The others are on file.")),
+     "identifier:plate:MA26 KCS", "MA26 KCS"),
+    ((("assistant", "Could you give me the serial number from the sticker underneath?"),
+      ("user", "It is N3K0LP0912345. Sorry, I read it wrong, the last digits are 54, so N3K0LP0912354")),
+     "identifier:serial:N3K0LP0912354", "N3K0LP0912354"),
+])
+def test_a_bare_identifier_answering_the_agents_question_is_kept_as_settled(turns, subject, value):
+    candidates = conversation(*turns)
+
+    assert one(candidates, subject).metadata["identifier"] == value
+    assert len([c for c in candidates if c.action == "add"]) == 1

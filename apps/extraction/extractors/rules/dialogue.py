@@ -9,7 +9,7 @@ as the customer's own "My address is now ...", with less confidence, by the same
 import re
 
 from apps.extraction.extractors.rules.addresses import address_value
-from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED
 from apps.extraction.extractors.rules.text import NAME_PARTICLES, Clause
 
 # What an agent's question asks for, in the order the slots are tried on the answer.
@@ -136,16 +136,41 @@ def requested_slots(question: str | None) -> list[str]:
     if not question or not _ASKS.search(question):
         return []
     asking = [sentence for sentence in re.split(r"(?<=[.!?])\s+|\n", question) if _ASKS.search(sentence)]
-    return [slot for slot, pattern in _SLOT_QUESTIONS
-            if any(pattern.search(sentence) for sentence in (asking if slot == "name" else [question]))]
+    slots = [slot for slot, pattern in _SLOT_QUESTIONS
+             if any(pattern.search(sentence) for sentence in (asking if slot == "name" else [question]))]
+    # "Could you give me the serial number?", "I have your EORI as GB 318 4470 2290 00, is that right?"
+    for sentence in asking:
+        for match in [*_ID_ASKED.finditer(sentence), *_ID_READ_BACK.finditer(sentence)]:
+            label = " ".join(match.group("label").lower().split())
+            if not _NOT_ID_LABELS.intersection(label.split()):
+                slots.append(f"identifier:{label}")
+    return slots
+
+
+_ID_LABEL = r"(?P<label>(?:[\w-]+\s+){0,2}?(?:number|no|reference|ID|registration|reg|serial(?:\s+number)?))"
+_ID_ASKED = re.compile(rf"\b(?:your|the)\s+(?:[\w-]+'s\s+)?{_ID_LABEL}\b", re.I)
+_ID_READ_BACK = re.compile(r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:got|have|see)\s+your\s+(?P<label>(?:[\w-]+\s+){0,2}?[\w-]+)"
+                           r"\s+(?:down\s+)?as\s+(?=[A-Z0-9]{2,}[\w -]*\d)", re.I)
+_NOT_ID_LABELS = frozenset("phone mobile cell contact telephone landline best house flat card address email e-mail "
+                           "name date birth".split())
+_CORRECTED_IN_ANSWER = re.compile(r"\b(?:sorry|wrong|I\s+mean|I\s+meant|actually|mistake|typo|misread|read\s+it\s+wrong)\b",
+                                  re.I)
+_ID_VALUE_IN_TEXT = re.compile(r"(?<![\w-])(?=[A-Z0-9-]*\d[A-Z0-9-]*\d)[A-Z0-9][A-Z0-9-]{4,}(?![\w-])")
+# A value of capitals and digits, two digits at least and five characters: "MA26 KCS", "GB 318 4470 2209 00".
+_ID_VALUE = re.compile(r"(?=(?:[^\d]*\d){2})(?=(?:\s*[A-Z0-9-]){5})[A-Z0-9][A-Z0-9-]*(?:[ ][A-Z0-9][A-Z0-9-]*){0,5}")
 
 
 def slot_statements(answer: str, slots: list[str]) -> list[str]:
     """The customer's bare answers rephrased as statements ("my name is ...") for the slots asked about."""
+    # "It is N3K0LP0912345. Sorry, I read it wrong, ... so N3K0LP0912354": the value they settle on is the last
+    values = list(dict.fromkeys(value.group(0) for value in _ID_VALUE_IN_TEXT.finditer(answer)
+                                if not PHONE_SHAPED.fullmatch(value.group(0))))
+    settled = values[-1] if len(values) > 1 and _CORRECTED_IN_ANSWER.search(answer) else None
     statements = []
     for piece in _answer_pieces(answer):
         for slot in slots:
-            statement = _as_statement(slot, piece)
+            statement = _as_statement(slot, settled if settled and slot.startswith("identifier:") and
+                                      _ID_VALUE_IN_TEXT.search(piece) else piece)
             if statement:
                 statements.append(statement)
                 slots = [other for other in slots if other != slot]
@@ -176,6 +201,10 @@ def _as_statement(slot: str, piece: str) -> str | None:
     if slot == "time" and _WHEN_ANSWER.match(piece):
         return f"Please call me {piece}"
     value = piece[_VALUE_LEAD.match(piece).end():]
+    if slot.startswith("identifier:") and _ID_VALUE.fullmatch(value) and not PHONE_SHAPED.fullmatch(value):
+        label = slot.split(":", 1)[1]
+        label = label if re.search(r"\b(?:number|no|reference|id|registration|reg|serial)$", label) else f"{label} number"
+        return f"My {label} is {value}"
     if slot == "phone" and PHONE.fullmatch(value) and 7 <= sum(char.isdigit() for char in value) <= 15:
         return f"My phone number is {value}"
     if slot == "email" and EMAIL.fullmatch(value):

@@ -501,9 +501,10 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
     for clause in sentence.clauses:
         clause_ctx = dataclasses.replace(ctx, hedged=clause.hedged)
         stated = _user_clause(clause, clause_ctx)
-        # No rule recognised it (a number plate in passing is not what it says: "I've got a 2024 Kia EV6 now, reg
-        # LP24 WHA"): the salience classifier decides, per batch.
-        if all((candidate.subject or "").startswith("identifier:plate:") for candidate in stated) and (
+        # No rule recognised it (a number plate in passing is not what it says: "I've got a new trailer now, reg
+        # LP24 WHA", unlike "my registration is ..."): the salience classifier decides, per batch.
+        if all((candidate.subject or "").startswith("identifier:plate:") for candidate in stated) and not (
+                stated and _PLATE_STATED.match(clause.text)) and (
                 statement := pending_statement(clause, clause_ctx) or statement_about_someone(clause, clause_ctx)):
             found.append(statement)
         found += stated
@@ -530,6 +531,10 @@ def _user_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
             return again + [candidate for candidate in found if candidate.subject and candidate.subject.startswith(
                 "identifier:") and candidate.subject not in kept]
     return found
+
+
+_PLATE_STATED = re.compile(r"^(?:my|our|the)\s+(?:[\w']+\s+)?(?:registration|reg|plate|number\s+plate)(?:\s+number)?\s+is\b",
+                           re.I)
 
 
 def _is_contact_detail(candidate: Candidate) -> bool:

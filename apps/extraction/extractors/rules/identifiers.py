@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.subjects import identifier_subject
+from apps.extraction.extractors.rules.text import normalise_key
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,47 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
         key = _PREFIXES[match.group("prefix")]
         if not any(core == raw or raw in core for _, core in found) and _valid_id(raw, KINDS[key]):
             candidates.append(_identifier(ctx, key, raw, raw, None, confidence - 0.15))
+    candidates += _other_identifiers(text, ctx, confidence, taken=[core for _, core in found])
     return candidates + _card_endings(text, ctx, confidence) + _plates(text, ctx, confidence)
+
+
+# "student ID S-2290-4471", "my hospital number is H7730215", "EORI number GB 318 4470 2209 00": an identifier of a
+# kind no list names, where a number or ID word labels a value of capitals and digits. Never a code or a PIN, which
+# may open something, and never a number a rule of its own reads (a phone, a flat, a seat).
+_OTHER_ID = re.compile(
+    r"\b(?P<kind>(?:(?i:[a-z][a-z'-]+)\s+)?(?i:[a-z][a-z-]+))\s+(?P<qual>(?i:number|no\.?|ID|reference|ref))\.?\s*"
+    r"(?i:is\s+|was\s+|:\s*|-\s+)?(?P<value>(?=[A-Z0-9 -]*\d)[A-Z0-9][A-Z0-9-]{1,}(?:[ ][A-Z0-9]{2,6}){0,4})(?![\w-])")
+_NOT_IDENTIFIER_KINDS = frozenset(
+    "phone mobile cell telephone landline fax whatsapp contact home work office house flat apartment unit room table seat "
+    "gate platform bus route page step item line extension ext postcode zip post pin password passcode security "
+    "verification otp one-time model version size door alarm key access lock safe bank sort card my our your his her "
+    "their the a an this that new old last previous first second same other any".split())
+
+
+def _other_identifiers(text: str, ctx: RuleContext, confidence: float, *, taken: list[str]) -> list[Candidate]:
+    found = []
+    for match in _OTHER_ID.finditer(text):
+        words = [word for word in match.group("kind").lower().split() if word not in ("my", "our", "the", "your")]
+        value = match.group("value").strip()
+        if not words or _NOT_IDENTIFIER_KINDS.intersection(words) or identifier_kind(" ".join(words)) or any(
+                identifier_kind(word) for word in words) or any(value in core or core in value for core in taken):
+            continue
+        if sum(char.isdigit() for char in value) < 3 or len(value.replace(" ", "")) < 5 or _SOMEONE_ELSES.search(
+                text[max(0, match.start() - 40):match.start()]):
+            continue
+        qualifier = {"no": "number", "no.": "number", "ref": "reference", "id": "ID"}.get(
+            match.group("qual").lower(), match.group("qual").lower())
+        label = f"{' '.join(words)} {qualifier}"
+        label = re.sub(r"^([a-z]{2,5})\b", lambda head: head.group(1).upper() if head.group(1).upper() in _ACRONYMS
+                       else head.group(1), label)
+        key = normalise_key(" ".join(words)).replace(" ", "-")
+        found.append(ctx.candidate(f"{ctx.person.possessive} {label} is {value}", confidence=confidence - 0.1,
+                                   rule="identifier.other", subject=identifier_subject(key, value, single=True),
+                                   tags=("identifier",), metadata={"kind": key, "identifier": value, "label": label}))
+    return found
+
+
+_ACRONYMS = frozenset("NHS EORI UTR NI NIN SSN EIN TIN ABN ACN GST HMRC DVLA NHI".split())
 
 
 # "reg LM19 XRT", "plate number SX4 82T", "the registration is KV68 PNZ": a vehicle's number plate, letters and digits
