@@ -2140,3 +2140,20 @@ def test_a_bare_identifier_answering_the_agents_question_is_kept_as_settled(turn
 
     assert one(candidates, subject).metadata["identifier"] == value
     assert len([c for c in candidates if c.action == "add"]) == 1
+
+
+@pytest.mark.parametrize(("said", "content"), [
+    ("As a goodwill gesture I've refunded €23.40 to your account.", "The assistant refunded €23.40 to the user's account"),
+    ("We've also given you a temporary credit of £169.99.", "Support also gave the user a temporary credit of £169.99"),
+    ("Once the warehouse receives the desk, we'll refund £349 to your original payment method.",
+     "Support will refund £349 to the user's original payment method"),
+    ("I'll apply a credit of €80 to your next invoice.", "The assistant will apply a credit of €80 to the user's next invoice"),
+])
+def test_money_the_agent_gives_or_promises_is_an_episode(said, content):
+    assert content in [c.content for c in conversation(("assistant", said))]
+
+
+@pytest.mark.parametrize("said", ["If the claim is approved, we'll refund £349.", "I'll check whether we can refund it.",
+                                  "We'll refund you if it arrives damaged."])
+def test_money_only_maybe_given_is_no_episode(said):
+    assert not [c for c in conversation(("assistant", said)) if c.metadata["rule"].startswith("support.outcome")]

@@ -350,6 +350,9 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                 updated = bool(restated) and agent_update_as_customer(sentence.text) is not None
                 clause_outcomes = []
                 for clause in sentence.clauses:
+                    if clause.uncertain and _WHEN_DONE.match(sentence.text) and not uncertain_in_itself(
+                            _WHEN_DONE_CLAUSE.sub("", clause.text)):
+                        clause = dataclasses.replace(clause, uncertain=False)  # "Once it arrives, we'll refund £349"
                     # "I've updated your mobile to ...": the customer's new value, not also an episode saying so
                     done = [] if updated else (outcomes(clause, ctx) or booking(clause, ctx)
                                                or confirmed_change(clause, ctx))
@@ -533,6 +536,9 @@ def _user_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     return found
 
 
+# The agent's "once ...", "when ...": a time it will act at, not a condition that may not hold.
+_WHEN_DONE = re.compile(r"^(?:once|as\s+soon\s+as|when)\b", re.I)
+_WHEN_DONE_CLAUSE = re.compile(r"^(?:once|as\s+soon\s+as|when)\b[^,]{3,80},\s*", re.I)
 _PLATE_STATED = re.compile(r"^(?:my|our|the)\s+(?:[\w']+\s+)?(?:registration|reg|plate|number\s+plate)(?:\s+number)?\s+is\b",
                            re.I)
 

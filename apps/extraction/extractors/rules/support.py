@@ -73,7 +73,7 @@ def delivery_time(text: str, ctx: RuleContext) -> list[Candidate]:
 # --- Outcomes: what support did ------------------------------------------------------------------------
 _AMOUNT = re.compile(r"[$€£¥₹]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|CAD|AUD|dollars?|euros?"
                      r"|pounds?|bucks)\b|\b(?:USD|EUR|GBP|CAD|AUD)\s?\d[\d,]*(?:\.\d+)?")
-_DONE = ("opened|created|filed|raised|logged|submitted|escalated|issued|processed|initiated|refunded|credited"
+_DONE = ("opened|created|filed|raised|logged|submitted|escalated|issued|processed|initiated|refunded|credited|given|granted"
          "|applied|sent|shipped|dispatched|arranged|ordered|scheduled|rescheduled|booked|cancell?ed|canceled|reset"
          "|updated|changed|reactivated|unlocked|upgraded|downgraded|waived|reversed|removed|added|approved|replaced"
          "|resolved|closed|confirmed|requested|generated|emailed|mailed|posted|reissued|restored|extended"
@@ -93,8 +93,12 @@ _PASSING_PAPERWORK = re.compile(
 _FILING = frozenset("opened created generated".split())
 # Verbs that put the customer in a calendar: with a date they matter on their own ("I've booked you in for Tuesday").
 _SCHEDULING = frozenset("arranged scheduled rescheduled booked moved confirmed".split())
+# "As a goodwill gesture I've refunded €23.40", "To make up for it, we've credited ...": why, before who did it.
+_WHY_FIRST = (r"(?:(?:as\s+an?\s+(?:goodwill\s+gesture|gesture\s+of\s+goodwill|apology|one-off|courtesy)"
+              r"|to\s+(?:apologi[sz]e|make\s+up\s+for\s+(?:it|that|this|the\s+\w+))|for\s+the\s+(?:trouble|inconvenience)"
+              r"|in\s+the\s+meantime|meanwhile)\s*,?\s*)?")
 _ACTOR_DID = re.compile(
-    rf"^(?P<actor>I|we)(?:'ve|\s+have|'d|\s+had)?(?P<adv>(?:\s+(?:just|already|now|also|successfully|gone\s+ahead\s+and"
+    rf"^{_WHY_FIRST}(?P<actor>I|we)(?:'ve|\s+have|'d|\s+had)?(?P<adv>(?:\s+(?:just|already|now|also|successfully|gone\s+ahead\s+and"
     rf"|went\s+ahead\s+and))*)\s+(?P<verb>{_DONE})\b(?P<rest>.*)$",
     re.I,
 )
@@ -121,6 +125,10 @@ _ARRANGED = re.compile(
 # "I'll call you back tomorrow at 3pm": a dated promise to the customer.
 _PROMISE = re.compile(r"^(?:I|we)(?:'ll|\s+will)\s+(?:(?:personally|also)\s+)?(?P<verb>call|ring|phone|email|e-mail"
                       r"|contact|text|follow\s+up\s+with|get\s+back\s+to|update)\s+you\b(?P<rest>.*)$", re.I)
+_PAST = {"given": "gave"}
+# "we'll refund £349 to your original payment method", "I'll apply a credit of €80 to your next invoice": money promised.
+_MONEY_PROMISE = re.compile(r"^(?:(?:once|when|as\s+soon\s+as)\s+[^,]{3,80},\s*)?(?P<actor>I|we)(?:'ll|\s+will)\s+(?:(?:also|then|now)\s+)?(?P<verb>refund|credit|apply|issue|waive"
+                            r"|reimburse|add|pay)\b(?P<rest>.*)$", re.I)
 _SUPPORT_NOUNS = re.compile(
     r"\b(?:ticket|case|refund|replacement|order|subscription|account|credit|voucher|coupon|discount|password|charge"
     r"|payment|invoice|shipment|package|parcel|exchange|return|label|technician|engineer|appointment|visit|callback"
@@ -375,8 +383,13 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         adverbs = re.sub(r"\s+(?:gone|went)\s+ahead\s+and", "", match.group("adv"))
         # Rewritten after the verb, so "you" reads as its object ("booked you in"), not a new subject.
         rest = rewrite_second_person(f"{verb}{match.group('rest')}", person)[len(verb):]
-        content = f"{actor}{adverbs} {verb}{rest}"
+        content = f"{actor}{adverbs} {_PAST.get(verb, verb)}{rest}"
         return [_outcome(ctx, content, text, "support.outcome.action", 0.85)]
+    if (match := _MONEY_PROMISE.match(text)) and _AMOUNT.search(text):  # "we'll refund £349 to your card"
+        actor = "The assistant" if match.group("actor").lower() == "i" else "Support"
+        verb = match.group("verb").lower()
+        rest = rewrite_second_person(f"{verb}{match.group('rest')}", person)[len(verb):]
+        return [_outcome(ctx, f"{actor} will {verb}{rest}", text, "support.outcome.promise", 0.75)]
     if (match := _PROMISE.match(text)) and _dated(match.group("rest")):
         actor = "The assistant" if text[:1].lower() == "i" else "Support"
         verb = " ".join(match.group("verb").lower().split())
