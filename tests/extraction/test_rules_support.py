@@ -2157,3 +2157,32 @@ def test_money_the_agent_gives_or_promises_is_an_episode(said, content):
                                   "We'll refund you if it arrives damaged."])
 def test_money_only_maybe_given_is_no_episode(said):
     assert not [c for c in conversation(("assistant", said)) if c.metadata["rule"].startswith("support.outcome")]
+
+
+@pytest.mark.parametrize(("said", "content"), [
+    ("Of course. I've added Richard as your nominated contact on 07831 664 920.",
+     "The user's nominated contact is Richard (07831 664 920)"),
+    ("I've ordered those, and David is now set up as a trusted contact.", "The user's trusted contact is David"),
+    ("Rosa Huamán is now authorised to collect Thiago, with 07700 900 638 on file.",
+     "Rosa Huamán is authorised to collect Thiago for the user (07700 900 638)"),
+])
+def test_a_contact_the_agent_sets_up_for_the_customer_is_kept(said, content):
+    assert content in [c.content for c in conversation(("user", "Hello."), ("assistant", said))]
+
+
+def test_the_contact_the_agent_sets_up_is_the_person_the_customer_named_not_a_second_memory():
+    candidates = conversation(("user", "My son Imran Siddiqui deals with most things for me, 07700 900 462."),
+                              ("assistant", "I've added Imran as your nominated contact on 07700 900 462."))
+
+    [imran] = [c for c in candidates if "Imran" in c.content]
+    assert imran.content == "The user's son Imran Siddiqui deals with most things for them, 07700 900 462, their nominated contact"
+    assert imran.source_seqs == [1, 2]
+
+
+def test_a_contact_from_an_earlier_session_is_known_by_the_name_in_their_memory():
+    existing = [ExistingMemory(id="m1", content="The user's assistant Lerato Mokoena does dispatch", memory_type="fact",
+                               subject="contact:assistant")]
+
+    [forget] = conversation(("user", "Lerato has left, please delete her number."), existing=existing)
+
+    assert (forget.action, forget.metadata["person"], forget.metadata["detail"]) == ("delete", "Lerato Mokoena", "phone")

@@ -43,6 +43,7 @@ from apps.extraction.extractors.rules.dialogue import (
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
 from apps.extraction.extractors.rules.identifiers import identifiers
 from apps.extraction.extractors.rules.people import (
+    agent_assigned_contacts,
     contact_named_after_mention,
     contacts_named_in_passing,
     mentioned_contact,
@@ -150,9 +151,10 @@ class RulesExtractor:
         found: list[Candidate | PendingStatement] = []
         for index, item in enumerate(parsed):
             before = parsed[index - 1].message.text if index and parsed[index - 1].message.role != "user" else ""
-            # a known contact this message names comes first, then one named earlier in the batch
-            whom = (_named_known_contact(known_contacts, item.message.text) or talked_about
-                    or _named_known_contact(known_contacts, f"{before}\n{item.message.text}"))
+            # a known contact this message names comes first, then the one the agent's question just asked about
+            # ("Should I keep Lerato's number?" / "No, please remove her number"), then one named earlier in the batch
+            whom = (_named_known_contact(known_contacts, item.message.text) or _asked_about(before, people)
+                    or talked_about or _named_known_contact(known_contacts, f"{before}\n{item.message.text}"))
             offer = before if index and parsed[index - 1].message.role == "assistant" else ""
             said_here = _message_candidates(item, person, whom, offer=offer, people=tuple(people))
             found += said_here
@@ -163,7 +165,7 @@ class RulesExtractor:
                 people += [named for line in item.lines for sentence in line.sentences
                            for named in people_named(sentence.text)]
             talked_about = _last_contact(item, said_here) or talked_about
-        candidates = _without_notes_said_already(self._kept_statements(found))
+        candidates = _agent_contacts_merged(_without_notes_said_already(self._kept_statements(found)), existing)
         _add_resolved_dates(candidates)
         candidates = _without_mentions_of_own_emails(_merge_duplicates(apply_corrections(candidates, existing)))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
@@ -263,6 +265,15 @@ def _last_contact(item: _Message, said: list) -> tuple[str, str | None] | None:
     return named[-1] if named else None
 
 
+def _asked_about(said: str, people: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The one of the user's people the agent's question names by first name ("Should I keep Lerato's number as a
+    secondary contact?"), or None for no question, none of them or more than one."""
+    questions = " ".join(sentence for sentence in re.split(r"(?<=[.!?])\s+", said or "") if sentence.endswith("?"))
+    named = {(relation, name) for relation, name in people
+             if re.search(rf"(?<![\w-]){re.escape(name.split()[0])}(?![\w-])", questions)}
+    return named.pop() if len({name.split()[0] for _, name in named}) == 1 else None
+
+
 def _known_contacts(existing: list[ExistingMemory]) -> set[tuple[str, str | None]]:
     """(relation, name key or None) of each contact the user's memories keep ("contact:son:timur")."""
     known = set()
@@ -270,8 +281,11 @@ def _known_contacts(existing: list[ExistingMemory]) -> set[tuple[str, str | None
         parts = (memory.subject or "").split(":")
         if parts[0] == "contact" and len(parts) > 1:
             name = parts[2] if len(parts) > 2 and parts[2] not in _CONTACT_ASPECTS else None
-            if name is None and (said := _CONTACT_IS.search(memory.content)):
-                name = said.group("name").casefold()  # "The user's wife is Temitope" under "contact:wife"
+            if name is None and (said := _CONTACT_IS.search(memory.content) or re.search(
+                    rf"\b{re.escape(parts[1])}\s+(?P<name>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){{0,2}})",
+                    memory.content, re.I)):
+                # "The user's wife is Temitope", "The user's assistant Lerato Mokoena does dispatch"
+                name = re.sub(r"'s$", "", said.group("name")).casefold()
             known.add((parts[1], name))
     return known
 
@@ -358,6 +372,8 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                                                or confirmed_change(clause, ctx))
                     clause_outcomes += done
                     found += done + identifiers(clause.text, ctx, confidence=0.85)
+                if message.role == "assistant":
+                    found += agent_assigned_contacts(sentence.text, ctx)  # "David is now set up as a trusted contact"
                 if not (updated or clause_outcomes or restated) and message.role == "assistant":
                     found += done_report(sentence.text, ctx)  # "Done: push notifications are off": the whole report
                     found += _noted(sentence.text, ctx, found)
@@ -430,6 +446,36 @@ def _noted(sentence: str, ctx: RuleContext, found: list) -> list[Candidate]:
 _WORD = re.compile(r"[^\W_][\w'@.+-]*[^\W_]|\d")
 _NOT_NEWS = frozenset("the user user's their they them and for with that this from only all any our your has have noted record "
                       "are was will would to of on in at by a an is be as it its not no".split())
+
+
+def _agent_contacts_merged(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
+    """The contact the agent says it set up ("David is now set up as a trusted contact") is the person the customer
+    named already ("my son, David Pembury, ..."): their memory gains the role rather than a second memory standing
+    beside it; one already holding the role, or known from an earlier session with it, needs nothing more."""
+    kept = []
+    for candidate in candidates:
+        if candidate.metadata.get("rule") != "contact.assigned_by_agent":
+            kept.append(candidate)
+            continue
+        first = str(candidate.metadata["name"]).split()[0].casefold()
+        role = str(candidate.metadata["relation"])
+        same = [other for other in candidates if other is not candidate and other.action == "add"
+                and (other.subject or "").startswith("contact:") and first in other.content.casefold().split(" ")
+                + [str(other.metadata.get("name", "")).split()[0].casefold() if other.metadata.get("name") else ""]]
+        if any(first in memory.content.casefold() and role in memory.content.casefold() for memory in existing):
+            continue
+        if not same:
+            kept.append(candidate)
+            continue
+        holder = same[0]
+        if role not in holder.content.casefold():
+            holder.content = f"{holder.content}, their {role}"
+        for detail in ("phone", "email"):
+            if candidate.metadata.get(detail) and candidate.metadata[detail] not in holder.content:
+                holder.content = f"{holder.content} ({candidate.metadata[detail]})"
+                holder.metadata[detail] = candidate.metadata[detail]
+        holder.source_seqs = sorted({*holder.source_seqs, *candidate.source_seqs})
+    return kept
 
 
 def _without_notes_said_already(candidates: list[Candidate]) -> list[Candidate]:

@@ -15,7 +15,7 @@ from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import MONTHS, WEEKDAYS
-from apps.extraction.extractors.rules.person import ADVERBS, rewrite_first_person
+from apps.extraction.extractors.rules.person import ADVERBS, rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.subjects import contact_subject
 from apps.extraction.extractors.rules.text import normalise_key, proper_name
 
@@ -90,7 +90,7 @@ def _patterns(word: str, *, lazy: bool) -> _Patterns:
 _CAPITALISED = _patterns(r"(?-i:[A-Z][\w'-]*)", lazy=False)
 _ANY_CASE = _patterns(r"[^\W\d_][\w'-]*", lazy=True)
 
-_GOVERNED_PHONE = re.compile(r"(?:\b(?:on|at|number|phone|mobile|cell|tel|landline|whatsapp|line)\b(?:\s+is|'s)?[\s:,-]*"
+_GOVERNED_PHONE = re.compile(r"(?:\b(?:on|at|with|number|phone|mobile|cell|tel|landline|whatsapp|line)\b(?:\s+is|'s)?[\s:,-]*"
                              r"|^|\s)"
                              r"(?P<number>\+?\(?\d[\d\s().-]{5,18}\d)(?!\w)", re.I)
 _NOT_NAME_WORDS = frozenset(lexicon.CONTACT_RELATIONS) | {"i", "i'm", "i'll", "i've", "please"}
@@ -490,3 +490,52 @@ def contact_named_after_mention(text: str, mention: tuple[str, str | None] | Non
     said = mention[0]
     content = f"{ctx.person.possessive} {said} is {name} ({', '.join(details.values())})"
     return [_candidate(ctx, content, said, name, details, "contact.named_after")]
+
+
+# What the agent says it made someone for the customer: "I've added Richard as your nominated contact on 07831 ...",
+# "David is now set up as a trusted contact", "Rosa Huamán is now authorised to collect Thiago, with 07700 ... on file".
+_AGENT_NAME = r"(?P<name>(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,2})"
+_ASSIGNED_ROLE = (r"(?P<role>(?:(?:[\w-]+\s+){0,2}?(?:contact|holder|member|user|payer|signatory|representative|guardian"
+                  r"|carer|nominee|beneficiary|driver|traveller|attorney|admin|administrator)))")
+_AGENT_ADDED = re.compile(
+    rf"(?:^|[,;]\s*(?:and\s+)?|\band\s+)(?:(?:I|we)(?:'ve|\s+have)?\s+(?:now\s+|also\s+)?(?:added|set\s+up|registered"
+    rf"|listed|made|put)\s+{_AGENT_NAME}\s+(?:down\s+)?as\s+(?:an?|your|the)\s+(?:new\s+)?{_ASSIGNED_ROLE}"
+    rf"|{_AGENT_NAME.replace('?P<name>', '?P<name2>')}\s+(?:\(.{{0,40}}\)\s+)?is\s+(?:now\s+)?(?:set\s+up\s+as|listed\s+as|registered\s+as|added\s+as)?"
+    rf"\s*(?:an?|your|the)\s+(?:new\s+)?{_ASSIGNED_ROLE.replace('?P<role>', '?P<role2>')})"
+    r"(?P<rest>\b.*)$",
+    re.I,
+)
+_AGENT_AUTHORISED = re.compile(
+    rf"(?:^|[,;]\s*(?:and\s+)?|\band\s+){_AGENT_NAME}\s+is\s+(?:now\s+)?(?:authori[sz]ed|allowed|permitted|able)\s+to"
+    r"\s+(?P<what>[^,;.]{3,60}?)(?P<rest>(?:[,;]|\s+with\s+|\s+on\s+|$).*)$",
+    re.I,
+)
+
+
+def agent_assigned_contacts(text: str, ctx: RuleContext) -> list[Candidate]:
+    """The contact an agent's sentence says it has set up for the customer, with the number or address given."""
+    found = []
+    if match := _AGENT_ADDED.search(text):
+        name = _name(match.group("name") or match.group("name2"))
+        role = " ".join((match.group("role") or match.group("role2")).lower().split())
+        content = f"{ctx.person.possessive} {role} is {name}" if name else None
+    elif match := _AGENT_AUTHORISED.search(text):
+        name = _name(match.group("name"))
+        role = "authorised contact"
+        what = rewrite_second_person(match.group("what"), ctx.person)
+        content = f"{name} is authorised to {what} for {ctx.person.label}" if name else None
+    else:
+        return []
+    if not name or name.split()[0].lower() in ("you", "your", "i", "we", "it", "this", "that") or (
+            ctx.person.known and name.casefold() in ctx.person.known.casefold()):
+        return []
+    details = _details(match.group("rest"))
+    if details:
+        content += f" ({', '.join(details.values())})"
+    relation = normalise_key(role)
+    found.append(ctx.candidate(ctx.person.starting(content), confidence=0.75, rule="contact.assigned_by_agent",
+                               subject=contact_subject(relation, name, single=False),
+                               tags=("contact", "third_party", *(("pii",) if details else ())),
+                               metadata={"relation": relation, "name": name, **details, "restated_by_agent": True,
+                                         **({"pii": True} if details else {})}))
+    return found

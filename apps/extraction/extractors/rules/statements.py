@@ -140,6 +140,11 @@ _REPORTING = re.compile(r"^\s*(?:'s\s+|is\s+|was\s+)?(?:\w+ly\s+)?(?:said|says|t
                         r"|is\s+asking|was\s+asking|mentioned|will|would|might|could|can't\s+find)\b", re.I)
 
 
+# "Priyanka has moved on", "Lerato has left": the person is leaving the account, which the retraction rules read.
+_GONE = re.compile(r"^\s*(?:'s\s+|has\s+|had\s+|is\s+|was\s+)?(?:now\s+|just\s+|also\s+)?(?:moved\s+on|left|gone|quit"
+                   r"|no\s+longer|not\s+(?:with|at|on)|leaving|split\s+up|divorced)\b", re.I)
+
+
 def statement_about_someone(clause: Clause, ctx: RuleContext) -> PendingStatement | None:
     """A clause about one of the user's people the conversation has named ("Leo is terrified of needles", or "she
     is 13" right after "my daughter Dana"), as the user's statement about them ("My son Leo is terrified of
@@ -165,7 +170,7 @@ def statement_about_someone(clause: Clause, ctx: RuleContext) -> PendingStatemen
             if said and not (own and own[0].casefold() == first.casefold()):
                 who, rest = (relation, name), text[len(said):]
                 break
-    if who is None or _REPORTING.match(rest):
+    if who is None or _REPORTING.match(rest) or _GONE.match(rest):
         return None
     relation, name = who
     return PendingStatement(text=f"My {relation} {name}{rest}" if name else f"My {relation}{rest}", ctx=ctx)
