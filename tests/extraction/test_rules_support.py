@@ -2186,3 +2186,13 @@ def test_a_contact_from_an_earlier_session_is_known_by_the_name_in_their_memory(
     [forget] = conversation(("user", "Lerato has left, please delete her number."), existing=existing)
 
     assert (forget.action, forget.metadata["person"], forget.metadata["detail"]) == ("delete", "Lerato Mokoena", "phone")
+
+
+def test_a_note_ends_where_the_agent_reports_another_action_and_a_one_off_of_the_customers_is_no_note():
+    contents = [c.content for c in conversation(
+        ("assistant", "I've noted calls between 12 and 1, and added Daichi (604-555-0133) as authorised to approve work."),
+        ("assistant", "I've recorded the nut allergy, and noted that you'll bring a spare EpiPen on Friday 4 September."))]
+
+    assert "Noted on the user's record: calls between 12 and 1" in contents
+    assert "Noted on the user's record: the nut allergy" in contents
+    assert not [content for content in contents if "spare" in content or "Daichi" in content and "Noted" in content]

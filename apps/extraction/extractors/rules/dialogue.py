@@ -281,8 +281,11 @@ _A_DETAIL_OF_YOURS = re.compile(r"^(?:your|the|that|this)\s+(?:[\w-]+\s+){0,2}(?
 _ANOTHER_NOTE = re.compile(r",?\s+and\s+(?:(?:I've|I\s+have)\s+)?(?:also\s+)?(?:noted|recorded)\s+(that\s+)?", re.I)
 
 
-_AGENT_ACTS_NEXT = re.compile(r",?\s+(?:and|but)\s+(?:I|we)(?:'ve|\s+have|'ll|\s+will)?\s+(?!(?:also\s+)?(?:noted|recorded)\b)",
-                              re.I)
+_AGENT_ACTS_NEXT = re.compile(r",?\s+(?:and|but)\s+(?:(?:I|we)(?:'ve|\s+have|'ll|\s+will)?\s+(?!(?:also\s+)?(?:noted|recorded)\b)"
+                              r"|(?:also\s+)?(?:added|set\s+up|booked|updated|changed|removed|sent|arranged|switched|moved"
+                              r"|cancell?ed|ordered|applied|issued|refunded|credited|registered)\b)", re.I)
+# "noted that you'll bring a spare one on Friday": something the customer will do once, not a fact to keep.
+_ONE_OFF_NOTE = re.compile(r"^you(?:'ll|\s+will|'re\s+going\s+to)\b", re.I)
 
 
 def agent_notes(sentence: str) -> list[tuple[str, bool]]:
@@ -298,7 +301,8 @@ def agent_notes(sentence: str) -> list[tuple[str, bool]]:
     notes = []
     for what, whole_clause in zip(pieces[::2], clause_flags, strict=True):
         what = what.strip(" ,;")
-        if what and not (_ONLY_A_POINTER.match(what) or _A_DETAIL_OF_YOURS.match(what)) and len(what.split()) >= 2:
+        if what and not (_ONLY_A_POINTER.match(what) or _A_DETAIL_OF_YOURS.match(what) or _ONE_OFF_NOTE.match(what)) and len(
+                what.split()) >= 2:
             notes.append((what, whole_clause))
     return notes
 
