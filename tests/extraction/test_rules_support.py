@@ -2196,3 +2196,18 @@ def test_a_note_ends_where_the_agent_reports_another_action_and_a_one_off_of_the
     assert "Noted on the user's record: calls between 12 and 1" in contents
     assert "Noted on the user's record: the nut allergy" in contents
     assert not [content for content in contents if "spare" in content or "Daichi" in content and "Noted" in content]
+
+
+def test_an_agent_action_saying_what_the_batch_says_already_is_not_kept_beside_it():
+    candidates = conversation(("user", "I'd like to join the Friends scheme."),
+                              ("assistant", "I've set up your membership, number FF-118206."))
+
+    assert [c.content for c in candidates] == ["The user's membership number is FF-118206"]
+
+
+@pytest.mark.parametrize("said", ["I've moved your gas safety check to Friday 24 April.",
+                                  "I've issued a refund of £40 for order 5512."])
+def test_an_agent_action_that_changes_something_or_holds_more_is_kept(said):
+    candidates = conversation(("user", "My gas safety check is booked for 20 April, order 5512."), ("assistant", said))
+
+    assert [c for c in candidates if c.metadata["rule"] == "support.outcome.action"]

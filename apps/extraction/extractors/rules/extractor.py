@@ -17,7 +17,7 @@ from apps.extraction.extractors.rules import lexicon, subjects
 from apps.extraction.extractors.rules.addresses import unclaimed_addresses
 from apps.extraction.extractors.rules.business import BUSINESS_RULES
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
-from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contacts, unclaimed_phones
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED, contacts, unclaimed_phones
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.corrections import apply_corrections, correction, split_mid_correction
 from apps.extraction.extractors.rules.dates import with_resolved_date
@@ -445,6 +445,7 @@ def _noted(sentence: str, ctx: RuleContext, found: list) -> list[Candidate]:
 
 _WORD = re.compile(r"[^\W_][\w'@.+-]*[^\W_]|\d")
 _NOT_NEWS = frozenset("the user user's their they them and for with that this from only all any our your has have noted record "
+                      "assistant support update "
                       "are was will would to of on in at by a an is be as it its not no".split())
 
 
@@ -484,20 +485,36 @@ def _without_notes_said_already(candidates: list[Candidate]) -> list[Candidate]:
     stay behind when that changes."""
     others = [candidate for candidate in candidates if candidate.metadata.get("rule") not in _REPORTS]
     return [candidate for candidate in candidates
-            if candidate.metadata.get("rule") not in _REPORTS or not _said_already(candidate.content, others)]
+            if candidate.metadata.get("rule") not in _REPORTS or _CHANGES_WHAT_WAS.search(candidate.content)
+            or not _said_already(candidate.content, others, share=_SHARE.get(candidate.metadata["rule"], 0.4))]
 
 
-_REPORTS = ("support.noted", "support.outcome.done")
+# An action is an event of its own: only one mostly made of what another memory says goes ("set up your membership,
+# number FF-118206" beside the membership number), not "logged a complaint, reference CMP-7781" beside the reference.
+_SHARE = {"support.outcome.action": 0.5, "support.outcome.result": 0.5}
 
 
-def _said_already(said: str, found: list) -> bool:
-    """Whether one of the candidates `found` is about the same thing as `said`: it shares 40% of the words that carry
-    it (compared by their first five letters: "mornings" is "morning")."""
+# A report that changes what another memory says ("moved the gas safety check to Friday") is news however alike.
+_CHANGES_WHAT_WAS = re.compile(r"\b(?:moved|rescheduled|pushed\s+back|brought\s+forward|cancell?ed|changed|extended"
+                               r"|renewed|replaced|upgraded|downgraded|switched)\b", re.I)
+
+
+_REPORTS = ("support.noted", "support.outcome.done", "support.outcome.action", "support.outcome.result")
+
+
+def _said_already(said: str, found: list, *, share: float = 0.4) -> bool:
+    """Whether one of the candidates `found` is about the same thing as `said`: it shares a `share` of the words that
+    carry it (compared by their first five letters: "mornings" is "morning") and every figure in it."""
     words = _stems(said)
     if not words:
         return True
-    return any(len(words & _stems(candidate.content)) >= 0.4 * len(words) for candidate in found
+    figures = set(_FIGURE.findall(PHONE_SHAPED.sub(" ", said)))  # an amount, a date or a reference the other must hold
+    return any(len(words & _stems(candidate.content)) >= share * len(words)
+               and figures <= set(_FIGURE.findall(candidate.content)) for candidate in found
                if isinstance(candidate, Candidate) and candidate.action == "add")
+
+
+_FIGURE = re.compile(r"[\w.,£€$-]*\d[\w.,-]*")  # "£349", "PC-90117", "24": a phone number's groups aside
 
 
 def _stems(text: str) -> set[str]:
