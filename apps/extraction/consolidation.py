@@ -181,7 +181,8 @@ class _LiveMemories:
             content = memory.content
             for value in values:
                 content = without_value(content, value) if content else None
-            if memory.metadata.get("subject") or not content:
+            # a detail with a subject of its own goes whole; an address is cut out of the contact holding it
+            if not content or memory.metadata.get("subject") and detail != "address":
                 whole.append(memory)
             elif content != memory.content:
                 cut.append((memory, content))
@@ -407,8 +408,7 @@ def _restate_titles(live: _LiveMemories, left: list[str], *, actor: Actor, reaso
         )
         result = memory_create(store=live.store, item=item, actor=actor, context=context,
                                reason=f"the user has left the employer named in it, {reason}")
-        if result.duplicate:
-            continue
+        # already known without the employer ("The user is a practice manager"): that memory replaces this wording
         memory_supersede(old=memory, new=result.memory, actor=actor, context=context,
                          reason=f"the user has left the employer named in it, {reason}")
         live.gone(memory)

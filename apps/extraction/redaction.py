@@ -9,6 +9,7 @@ asks to have forgotten is found by name, and by an email address named after the
 import re
 
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
+from apps.extraction.extractors.rules.lexicon import STREET_WORDS
 
 _LABEL = (r"(?:(?:(?:new|old|current|main|personal|private|own|work|office|home|business|direct|mobile|cell|landline"
           r"|whatsapp)\s+)*(?:mobile|cell(?:\s*phone)?|phone|telephone|tel|landline|line|number|e-?mail|address)"
@@ -20,7 +21,12 @@ _TEMPLATE_WORDS = frozenset(
     "new old current work home office personal".split()
 )
 # A postal address in a note: a house number, a street's capitalised words, and up to three parts after commas.
-_POSTAL = re.compile(r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][\w'.-]*\s*){1,4}(?:,\s*[A-Z0-9][\w'.-]*(?:\s+[A-Z0-9][\w'.-]*){0,3}){0,3}")
+_POSTAL = re.compile(r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][\w'.-]*\s*){0,3}(?:" + "|".join(
+    word.title() for word in sorted(STREET_WORDS, key=len, reverse=True) if word.isalpha()) + r")\b"
+    r"(?:,\s*[A-Z0-9][\w'.-]*(?:\s+[A-Z0-9][\w'.-]*){0,3}){0,3}")
+# Or one whose street has no street word, with a postcode: "14 Model Colony, Pune 411016".
+_POSTAL_WITH_CODE = re.compile(r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][\w'.-]*\s*){1,4}(?:,\s*[A-Z0-9][\w'.-]*(?:\s+[A-Z0-9][\w'.-]*){0,3})"
+                               r"{0,2},\s*(?:[A-Z][\w'.-]*\s+)*(?:\d{4,6}|[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2})\b")
 _DETAILS = {"phone": PHONE, "email": EMAIL, "address": _POSTAL}
 # Words a cut cannot end on: a possessive, a verb or a preposition waiting for the value that was cut.
 _DANGLING = re.compile(r"(?:'s|\u2019s|\b(?:their|his|her|my|our|is|are|was|be|to|at|on|via|of|for|and|or))\s*$", re.I)
@@ -58,6 +64,8 @@ def detail_values(content: str, detail: str) -> list[str]:
     if pattern is None:
         return []
     values = [match.group(0).strip() for match in pattern.finditer(content)]
+    if detail == "address" and not values:
+        values = [match.group(0).strip() for match in _POSTAL_WITH_CODE.finditer(content)]
     if detail == "phone":
         values = [value for value in values if 7 <= sum(char.isdigit() for char in value) <= 15]
     return values
@@ -97,16 +105,16 @@ def emails_named_after(content: str, person: str) -> list[str]:
 
 
 _BEFORE_ORG = re.compile(r"\s+(?:at|for|with|of|in)\s+(?:the\s+)?$", re.I)
-_REST_OF_ORG = re.compile(r"(?:\s+(?:[A-Z&][\w&'.-]*|of|and|&))*")
+_REST_OF_ORG = re.compile(r"(?:\s+(?:[A-Z&][\w&.-]*(?<!'s)|of|&))*")
 
 
 def without_employer(content: str, organisation: str) -> str | None:
     """A job title without the employer the user has left: "The user is a practice manager at Oberon Dental Group"
     without "Oberon" is "The user is a practice manager"; None when the content does not say it that way."""
-    found = re.search(rf"(?<!\w){re.escape(organisation)}", content, re.I)
+    found = re.search(rf"(?<!\w){re.escape(organisation)}(?![\w'])", content, re.I)
     before = _BEFORE_ORG.search(content[:found.start()]) if found else None
     if before is None:
         return None
-    end = found.end() + _REST_OF_ORG.match(content, found.end()).end() - found.end()
+    end = _REST_OF_ORG.match(content, found.end()).end()
     left = (content[:before.start()] + content[end:]).strip(" ,;")
     return left if left != content and len(left.split()) >= 4 else None

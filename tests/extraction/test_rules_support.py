@@ -2211,3 +2211,32 @@ def test_an_agent_action_that_changes_something_or_holds_more_is_kept(said):
     candidates = conversation(("user", "My gas safety check is booked for 20 April, order 5512."), ("assistant", said))
 
     assert [c for c in candidates if c.metadata["rule"] == "support.outcome.action"]
+
+
+@pytest.mark.parametrize(("turns", "absent"), [
+    ((("user", "The other car clipped my mirror. It's a BMW X5."),), "device:vehicle"),
+    ((("user", "My wife drives a Toyota Yaris, reg AB12 CDE."),), "device:vehicle"),
+    ((("user", "Please send all invoices to her at ana@x.com"),), "routing:billing"),
+    ((("user", "Hello."), ("assistant", "Our company number is 01234567.")), "identifier:company"),
+])
+def test_someone_elses_thing_is_not_the_users(turns, absent):
+    assert not [c for c in conversation(*turns) if c.subject == absent]
+
+
+def test_a_pronoun_the_agent_says_is_allowed_to_do_something_is_no_contact():
+    said = conversation(("user", "Hello."), ("assistant", "She is allowed to collect the parcel on Friday."))
+
+    assert not [c for c in said if c.metadata["rule"] == "contact.assigned_by_agent"]
+
+
+@pytest.mark.parametrize(("content", "addresses"), [
+    ("The user's wife Sara's birthday is 12 March, pickup at 3 PM", []),
+    ("The user's parents are Lakshmi, 14 Model Colony, Pune 411016", ["14 Model Colony, Pune 411016"]),
+    ("The user's sister lives at 4 Elm Road, Leeds", ["4 Elm Road, Leeds"]),
+])
+def test_only_an_address_is_an_address_to_cut_out(content, addresses):
+    assert detail_values(content, "address") == addresses
+
+
+def test_a_possessive_employer_is_not_cut_out_of_a_job_title():
+    assert without_employer("The user is a practice manager at Acme's London office", "Acme") is None

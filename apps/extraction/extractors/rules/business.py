@@ -272,6 +272,9 @@ def _device_kind(device: str) -> str | None:
     return None
 
 
+# "my wife drives a Toyota Yaris, reg ...", "the courier's Ford Transit, reg ...": someone else's vehicle.
+_SOMEONE_ELSES_VEHICLE = re.compile(rf"\b(?:his|her|their|he|she|they|the\s+\w+'s|(?:my|our)\s+(?:{'|'.join(map(re.escape, lexicon.CONTACT_RELATIONS))}))\b",
+                                    re.I)
 # "honda civic, reg KV68 PNZ", "a grey Volvo XC40, registration YB21 KDF": a make and model with its number plate.
 _VEHICLE_WITH_PLATE = re.compile(r"(?:^|,\s*|\ba\s+|\ban\s+)(?P<device>(?:[a-z]+\s+)?(?:\d{4}\s+)?(?P<make>[\w-]+)\s+[\w-]+"
                                  r"(?:\s+[\w-]+)?),?\s+(?:reg|registration|plate|number\s+plate)\b", re.I)
@@ -308,7 +311,8 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
         return [ctx.candidate(person.sentence(f"no longer uses {old}"), confidence=0.85, rule=f"business.{kind}.stop",
                               subject=kind, tags=("retraction",), metadata={"value": value}, action="delete")]
     if (match := _VEHICLE_WITH_PLATE.search(text)) and match.group("make").lower() in lexicon.VEHICLE_MAKES and not (
-            _HAVE_DEVICE.match(text) or _MY_DEVICE.match(text) or _DRIVES.match(text)):
+            _HAVE_DEVICE.match(text) or _MY_DEVICE.match(text) or _DRIVES.match(text)
+            or _SOMEONE_ELSES_VEHICLE.search(text[:match.start()])):
         device = match.group("device")
         return [ctx.candidate(f"{ctx.person.possessive} vehicle is {_article(device)} {device}", confidence=0.75,
                               rule="business.device", subject="device:vehicle", tags=("device",),

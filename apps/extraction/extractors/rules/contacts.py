@@ -183,7 +183,7 @@ def _emails(text: str, ctx: RuleContext) -> list[Candidate]:
                                        rule="contact.email", subject=email_subject(kind), tags=("pii", "contact"),
                                        metadata=metadata))
         elif (routed := _ROUTED.search(before)) and (routed.group("docs").lower().endswith("s") or _STANDING_ROUTE.search(
-                ctx.sentence or text)) and not _SOMEONE_ELSE_ROUTED.search(before[routed.end():]):
+                ctx.sentence or text)) and not _SOMEONE_ELSE_ROUTED.search(routed.group(0)[len(routed.group("docs")):]):
             # "invoices go to accounts@acme.com", "please send all statements to ...": where that kind of post goes
             docs = routed.group("docs").lower()
             key = _DOC_KINDS.get(docs.rstrip("s"), docs.rstrip("s"))
@@ -203,7 +203,7 @@ _ROUTED = re.compile(r"\b(?P<docs>invoices?|receipts?|statements?|bills?|confirm
                      r"[^@.;?]{0,40}?\b(?:to|at)\s*:?\s*$", re.I)
 _STANDING_ROUTE = re.compile(r"\b(?:all|every|any|future|always|from\s+now\s+on|going\s+forward|in\s+future|by\s+default)\b",
                              re.I)
-_SOMEONE_ELSE_ROUTED = re.compile(r"\b(?:his|her|their|my\s+\w+|our\s+\w+)\b", re.I)  # "to my accountant at ..."
+_SOMEONE_ELSE_ROUTED = re.compile(r"\b(?:him|her|them|his|their|my\s+\w+|our\s+\w+)\b", re.I)  # "to my accountant at ..."
 _DOC_KINDS = {"invoice": "billing", "bill": "billing", "receipt": "billing", "remittance": "billing",
               "statement": "statements", "letter": "post", "correspondence": "post", "paperwork": "post",
               "document": "post"}
@@ -551,9 +551,9 @@ _ANOTHERS_NUMBER = re.compile(r"\b(?:rang|called|phoned|dialled|dialed|tried|rin
 
 
 # Someone introduced just before the number: "the manager there is Ravi Menon, 07700 900 812".
-_NAME_BEFORE = re.compile(r"\b(?:the|my|our)\s+(?:[\w-]+\s+){1,3}?(?:is|will\s+be)\s+(?:(?:Mr|Mrs|Ms|Miss|Dr)\.?\s+)?"
+_NAME_BEFORE = re.compile(r"\b(?:the|my|our)\s+(?!(?:[\w-]+\s+)?name\b)(?:[\w-]+\s+){1,3}?(?:is|will\s+be)\s+(?:(?:Mr|Mrs|Ms|Miss|Dr)\.?\s+)?"
                           r"(?P<name>(?-i:[A-Z][a-z'-]+)"
-                          r"(?:\s+(?-i:[A-Z][\w'-]+))?)\s*[,:-]?\s*(?:on\s+)?$")
+                          r"(?:\s+(?-i:[A-Z][\w'-]+))?)\s*[,:-]?\s*(?:on\s+)?$", re.I)
 
 
 def unclaimed_phones(sentence: str, clauses: list[Clause], ctx: RuleContext, said: list, *, someone_named: bool

@@ -152,7 +152,7 @@ _ID_ASKED = re.compile(rf"\b(?:your|the)\s+(?:[\w-]+'s\s+)?{_ID_LABEL}\b", re.I)
 _ID_READ_BACK = re.compile(r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:got|have|see)\s+your\s+(?P<label>(?:[\w-]+\s+){0,2}?[\w-]+)"
                            r"\s+(?:down\s+)?as\s+(?=[A-Z0-9]{2,}[\w -]*\d)", re.I)
 _NOT_ID_LABELS = frozenset("phone mobile cell contact telephone landline best house flat card address email e-mail "
-                           "name date birth".split())
+                           "name date birth postcode post zip".split())
 _CORRECTED_IN_ANSWER = re.compile(r"\b(?:sorry|wrong|I\s+mean|I\s+meant|actually|mistake|typo|misread|read\s+it\s+wrong)\b",
                                   re.I)
 _ID_VALUE_IN_TEXT = re.compile(r"(?<![\w-])(?=[A-Z0-9-]*\d[A-Z0-9-]*\d)[A-Z0-9][A-Z0-9-]{4,}(?![\w-])")

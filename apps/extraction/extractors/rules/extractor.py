@@ -156,7 +156,7 @@ class RulesExtractor:
             whom = (_named_known_contact(known_contacts, item.message.text) or _asked_about(before, people)
                     or talked_about or _named_known_contact(known_contacts, f"{before}\n{item.message.text}"))
             offer = before if index and parsed[index - 1].message.role == "assistant" else ""
-            said_here = _message_candidates(item, person, whom, offer=offer, people=tuple(people))
+            said_here = _message_candidates(item, person, whom, offer=offer, people=tuple(dict.fromkeys(people)))
             found += said_here
             people += [(candidate.metadata["relation"], candidate.metadata["name"]) for candidate in said_here
                        if isinstance(candidate, Candidate) and candidate.action == "add" and candidate.metadata.get("name")
@@ -324,7 +324,7 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
     asks_to_confirm = message.role == "assistant" and asks_to_confirm_reading(message.text or "")
     admitted_error = False  # the user's sentence before said something was wrong: "X, not Y" next corrects it
     named_here: list[tuple[str, str]] = []  # the user's people this message has named so far ("my son Thiago")
-    device_said = _last_device(offer)  # the device "it" may be: "What car is it?" / "It's a Volvo XC40"
+    device_said = _last_device(offer, agent=True)  # the device "it" may be: "What car is it?" / "It's a Volvo XC40"
     for line in item.lines:
         labelled = key_value_line(line.text, base)
         if labelled is not None:
@@ -376,7 +376,7 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                     found += agent_assigned_contacts(sentence.text, ctx)  # "David is now set up as a trusted contact"
                 if not (updated or clause_outcomes or restated) and message.role == "assistant":
                     found += done_report(sentence.text, ctx)  # "Done: push notifications are off": the whole report
-                    found += _noted(sentence.text, ctx, found)
+                    found += _noted(sentence.text, ctx)
                 found += restated
     if message.role == "user" and offer:
         found += accepted_offer(normalise_text(offer), normalise_text(message.text), base)
@@ -384,14 +384,17 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
 
 
 # "My boiler's stopped working. It's a Worcester Bosch Greenstar 30i.": the device named last is what "it" is.
-_DEVICE_WORD = re.compile(rf"\b(?:my|our|the|your|what|which)\s+(?:[a-z-]+\s+)?(?P<kind>{'|'.join(map(re.escape, lexicon.DEVICE_KINDS))})"
+_DEVICE_WORD = re.compile(rf"\b(?P<owner>my|our|your|what|which|the)\s+(?:[a-z-]+\s+)?(?P<kind>{'|'.join(map(re.escape, lexicon.DEVICE_KINDS))})"
                           r"(?:'s)?\b", re.I)
 _IT_IS_PRODUCT = re.compile(r"^(?P<it>it's|it\s+is|its)\s+(?=an?\s+(?:[a-z-]+\s+){0,2}(?:\d{4}\s+)?(?-i:[A-Z])[\w+!.-]*"
                             r"(?:\s+(?-i:[A-Z0-9])[\w+!.-]*){1,4})", re.I)
 
 
-def _last_device(text: str) -> str | None:
-    said = list(_DEVICE_WORD.finditer(text or ""))
+def _last_device(text: str, *, agent: bool = False) -> str | None:
+    """The device a customer's text calls theirs last ("my boiler"), or that the agent's asks about ("What car is
+    it?"); "the other car" is no one's."""
+    owners = ("your", "what", "which", "the") if agent else ("my", "our")
+    said = [match for match in _DEVICE_WORD.finditer(text or "") if match.group("owner").lower() in owners]
     return said[-1].group("kind").lower() if said else None
 
 
@@ -417,10 +420,10 @@ def _restated(sentence: _Sentence, ctx: RuleContext, *, asks_to_confirm: bool = 
     return found
 
 
-def _noted(sentence: str, ctx: RuleContext, found: list) -> list[Candidate]:
+def _noted(sentence: str, ctx: RuleContext) -> list[Candidate]:
     """What the agent says it has noted on the customer's record ("I've noted that you'd like texts rather than calls",
     "I've added to your record: ground floor rooms only"): the customer's fact where a rule reads it in their words,
-    else the note as the agent put it; nothing the batch has said already."""
+    else the note as the agent put it (one the batch says already is dropped later: _without_notes_said_already)."""
     notes = []
     for what, whole_clause in agent_notes(sentence):
         if whole_clause and not speaks_of_itself(what):
@@ -461,9 +464,8 @@ def _agent_contacts_merged(candidates: list[Candidate], existing: list[ExistingM
         first = str(candidate.metadata["name"]).split()[0].casefold()
         role = str(candidate.metadata["relation"])
         same = [other for other in candidates if other is not candidate and other.action == "add"
-                and (other.subject or "").startswith("contact:") and first in other.content.casefold().split(" ")
-                + [str(other.metadata.get("name", "")).split()[0].casefold() if other.metadata.get("name") else ""]]
-        if any(first in memory.content.casefold() and role in memory.content.casefold() for memory in existing):
+                and (other.subject or "").startswith("contact:") and first in _name_tokens(other.content)]
+        if any(first in _name_tokens(memory.content) and role in memory.content.casefold() for memory in existing):
             continue
         if not same:
             kept.append(candidate)
@@ -474,9 +476,13 @@ def _agent_contacts_merged(candidates: list[Candidate], existing: list[ExistingM
         for detail in ("phone", "email"):
             if candidate.metadata.get(detail) and candidate.metadata[detail] not in holder.content:
                 holder.content = f"{holder.content} ({candidate.metadata[detail]})"
-                holder.metadata[detail] = candidate.metadata[detail]
+                holder.metadata.setdefault(detail, candidate.metadata[detail])
         holder.source_seqs = sorted({*holder.source_seqs, *candidate.source_seqs})
     return kept
+
+
+def _name_tokens(text: str) -> set[str]:
+    return {word.casefold() for word in re.findall(r"[^\W\d_][\w-]*", text)}
 
 
 def _without_notes_said_already(candidates: list[Candidate]) -> list[Candidate]:

@@ -234,6 +234,8 @@ def _other_identifiers(text: str, ctx: RuleContext, confidence: float, *, taken:
         if sum(char.isdigit() for char in value) < 3 or len(value.replace(" ", "")) < 5 or _SOMEONE_ELSES.search(
                 text[max(0, match.start() - 40):match.start()]):
             continue
+        if ctx.role != "user" and not re.search(r"\byour\s", text[max(0, match.start() - 12):match.end("kind")], re.I):
+            continue  # the agent's "our company number is ...": its own, unless it says "your"
         qualifier = {"no": "number", "no.": "number", "ref": "reference", "id": "ID"}.get(
             match.group("qual").lower(), match.group("qual").lower())
         label = f"{' '.join(words)} {qualifier}"

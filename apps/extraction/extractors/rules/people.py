@@ -512,6 +512,10 @@ _AGENT_AUTHORISED = re.compile(
 )
 
 
+_NOT_SOMEONE = frozenset("you your i we it this that he she they nobody everyone everybody someone somebody anyone "
+                         "there here which who".split())
+
+
 def agent_assigned_contacts(text: str, ctx: RuleContext) -> list[Candidate]:
     """The contact an agent's sentence says it has set up for the customer, with the number or address given."""
     found = []
@@ -526,7 +530,7 @@ def agent_assigned_contacts(text: str, ctx: RuleContext) -> list[Candidate]:
         content = f"{name} is authorised to {what} for {ctx.person.label}" if name else None
     else:
         return []
-    if not name or name.split()[0].lower() in ("you", "your", "i", "we", "it", "this", "that") or (
+    if not name or name.split()[0].lower() in _NOT_SOMEONE or (
             ctx.person.known and name.casefold() in ctx.person.known.casefold()):
         return []
     details = _details(match.group("rest"))
