@@ -2240,3 +2240,16 @@ def test_only_an_address_is_an_address_to_cut_out(content, addresses):
 
 def test_a_possessive_employer_is_not_cut_out_of_a_job_title():
     assert without_employer("The user is a practice manager at Acme's London office", "Acme") is None
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [
+    ("If it can't be fixed please take it to our garage, Whitmore Motors in Stoke, we use them for everything.",
+     "provider:garage", "Whitmore Motors"),
+    ("If my bank, Northway Bank, asks, tell them it's fine.", "provider:bank", "Northway Bank"),
+])
+def test_a_business_the_user_calls_theirs_is_theirs_whatever_the_condition(text, subject, value):
+    assert one(extract(text), subject).metadata["value"] == value
+
+
+def test_a_business_only_imagined_in_a_condition_is_none():
+    assert not [c for c in extract("If we switched to another garage, would it matter?") if c.subject]

@@ -58,7 +58,7 @@ _PROVIDER = re.compile(rf"\b(?:my|our)\s+(?:usual\s+|regular\s+|local\s+)?(?P<ki
                        re.I)
 
 
-def _provider(ctx: RuleContext, text: str) -> list[Candidate]:
+def named_provider(ctx: RuleContext, text: str) -> list[Candidate]:
     if not (match := _PROVIDER.search(text)) or not (org := org_value(match.group("org"))):
         return []
     kind = re.sub(r"(?<!s)s$", "", " ".join(match.group("kind").lower().split()))  # "vets", "solicitors": one
@@ -412,4 +412,4 @@ def _payment(ctx: RuleContext, text: str) -> list[Candidate]:
                           metadata={"value": method})]
 
 
-BUSINESS_RULES = (_organisation, _provider, _plan, _quantity, _payment, _tools)
+BUSINESS_RULES = (_organisation, named_provider, _plan, _quantity, _payment, _tools)

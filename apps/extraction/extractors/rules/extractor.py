@@ -15,7 +15,7 @@ from apps.extraction.extractors.base import (
 )
 from apps.extraction.extractors.rules import lexicon, subjects
 from apps.extraction.extractors.rules.addresses import unclaimed_addresses
-from apps.extraction.extractors.rules.business import BUSINESS_RULES
+from apps.extraction.extractors.rules.business import BUSINESS_RULES, named_provider
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED, contacts, unclaimed_phones
 from apps.extraction.extractors.rules.context import RuleContext
@@ -630,6 +630,10 @@ def _clause_facts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     if clause.question:
         return incidental
     if clause.uncertain:
+        # "If it can't be fixed, take it to our garage, Whitmore Motors": the business they call theirs is theirs
+        # whatever the condition
+        if provider := named_provider(ctx, clause.text):
+            return provider + incidental
         # "I'd like the alerts weekly, not daily": a wish about how they are served is a preference; any other
         # conditional or wishful clause states nothing
         if not _STANDING_WISH.match(clause.text) or uncertain_in_itself(_STANDING_WISH.sub("", clause.text)) or (
