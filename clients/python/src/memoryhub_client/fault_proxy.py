@@ -138,7 +138,7 @@ class FaultyProxy:
                     if drop_answer:
                         return  # the server acted; the client sees the connection close
                     client.sendall(answer)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: close() from another thread left select() a socket of fd -1
             return
         finally:
             for sock in (client, upstream):
