@@ -400,21 +400,26 @@ def _restate_titles(live: _LiveMemories, left: list[str], *, actor: Actor, reaso
         content = next((cut for organisation in left if (cut := without_employer(memory.content, organisation))), None)
         if content is None:
             continue
-        item = MemoryInput(
-            user_id=memory.user_id, agent_id=memory.agent_id, session_id=memory.session_id, content=content,
-            memory_type=memory.memory_type, metadata=dict(memory.metadata), tags=list(memory.tags),
-            importance=memory.importance, confidence=memory.confidence, status=Memory.Status.ACTIVE,
-            source=memory.source, provenance={"sources": [*(memory.provenance or {}).get("sources", []), source]},
-        )
-        result = memory_create(store=live.store, item=item, actor=actor, context=context,
-                               reason=f"the user has left the employer named in it, {reason}")
         # already known without the employer ("The user is a practice manager"): that memory replaces this wording
-        memory_supersede(old=memory, new=result.memory, actor=actor, context=context,
-                         reason=f"the user has left the employer named in it, {reason}")
-        live.gone(memory)
-        live.added(result.memory)
+        _restate(live, memory, content, dict(memory.metadata), actor=actor, context=context, source=source,
+                 reason=f"the user has left the employer named in it, {reason}")
         restated += 1
     return restated
+
+
+def _restate(live: _LiveMemories, memory: Memory, content: str, metadata: dict, *, actor: Actor, context: dict,
+             source: dict, reason: str) -> None:
+    """`memory` said again as `content`: a new memory (or the one already saying it) that supersedes it."""
+    item = MemoryInput(
+        user_id=memory.user_id, agent_id=memory.agent_id, session_id=memory.session_id, content=content,
+        memory_type=memory.memory_type, metadata=metadata, tags=list(memory.tags),
+        importance=memory.importance, confidence=memory.confidence, status=Memory.Status.ACTIVE,
+        source=memory.source, provenance={"sources": [*(memory.provenance or {}).get("sources", []), source]},
+    )
+    result = memory_create(store=live.store, item=item, actor=actor, context=context, reason=f"restated: {reason}")
+    memory_supersede(old=memory, new=result.memory, actor=actor, context=context, reason=reason)
+    live.gone(memory)
+    live.added(result.memory)
 
 
 def _restate_renamed(live: _LiveMemories, *, renamed: list[Memory], new: Memory, actor: Actor, reason: str,
@@ -435,18 +440,7 @@ def _restate_renamed(live: _LiveMemories, *, renamed: list[Memory], new: Memory,
             content = replace_named_value(content, old_name, new_name)
         if content == memory.content:
             continue
-        metadata = {**memory.metadata, "renamed_from": old_names[0]}
-        item = MemoryInput(
-            user_id=memory.user_id, agent_id=memory.agent_id, session_id=memory.session_id, content=content,
-            memory_type=memory.memory_type, metadata=metadata, tags=list(memory.tags),
-            importance=memory.importance, confidence=memory.confidence, status=Memory.Status.ACTIVE,
-            source=memory.source, provenance={"sources": [*(memory.provenance or {}).get("sources", []), source]},
-        )
-        result = memory_create(store=live.store, item=item, actor=actor, context=context,
-                               reason=f"restated with the organisation's new name, {reason}")
-        memory_supersede(old=memory, new=result.memory, actor=actor, context=context,
-                         reason=f"the organisation was renamed, {reason}")
-        live.gone(memory)
-        live.added(result.memory)
+        _restate(live, memory, content, {**memory.metadata, "renamed_from": old_names[0]}, actor=actor,
+                 context=context, source=source, reason=f"the organisation was renamed, {reason}")
         restated += 1
     return restated
