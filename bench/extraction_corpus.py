@@ -221,13 +221,15 @@ class StoredMemory:
     source: str
     date: str = ""  # metadata.date: the ISO date a relative date was resolved to, if any
     rule: str = ""  # metadata.rule: which rule of the rules extractor wrote it (for finding what went wrong)
+    subject: str = ""  # metadata.subject: the replaceable fact it holds (what a new value of it supersedes)
 
     @classmethod
     def from_api(cls, body: dict) -> "StoredMemory":
         metadata = body.get("metadata") or {}
-        date, rule = metadata.get("date"), metadata.get("rule")
+        date, rule, subject = metadata.get("date"), metadata.get("rule"), metadata.get("subject")
         return cls(id=body["id"], content=body["content"], status=body["status"], source=body["source"],
-                   date=date if isinstance(date, str) else "", rule=rule if isinstance(rule, str) else "")
+                   date=date if isinstance(date, str) else "", rule=rule if isinstance(rule, str) else "",
+                   subject=subject if isinstance(subject, str) else "")
 
     @property
     def active(self) -> bool:
@@ -286,7 +288,8 @@ class Score:
                                    for i, m in self.wrongly_superseded],
             "forgotten": len(c.forgotten), "forgotten_ok": self.forgotten_ok,
             "forget_failures": [{"item": list(i.parts), "why": why} for i, why in self.forget_failures],
-            "memories": [{"content": m.content, "status": m.status, "source": m.source, "date": m.date, "rule": m.rule}
+            "memories": [{"content": m.content, "status": m.status, "source": m.source, "date": m.date, "rule": m.rule,
+                          "subject": m.subject}
                          for m in self.memories],
         }
 

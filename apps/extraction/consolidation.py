@@ -44,6 +44,9 @@ from apps.memories.services import (
     memory_update,
 )
 
+# Identifiers that belong to one device: they go when the device they were said with is replaced.
+DEVICE_IDENTIFIER_KINDS = ("plate", "serial", "imei")
+
 
 @dataclass
 class ConsolidationCounts:
@@ -220,6 +223,22 @@ class _LiveMemories:
                 found.append(memory)
         return found
 
+    def identifying(self, replaced: list[Memory], new: Memory) -> list[Memory]:
+        """The number plates and serial numbers of a device the user no longer has ("I sold the Insignia, I've got
+        an Ioniq 6 now"): active identifiers of a device's kind whose value its replaced memory names and its new
+        one does not. A customer may have several vehicles, so a plate is never replaced by another plate alone."""
+        gone = [memory for memory in replaced if str((memory.metadata or {}).get("subject", "")).startswith("device:")]
+        if not gone:
+            return []
+        found = []
+        for memory in _live_memories(self.store, self.user_id).filter(
+                metadata__kind__in=DEVICE_IDENTIFIER_KINDS).defer("embedding", "search_vector"):
+            value = str((memory.metadata or {}).get("identifier") or "")
+            if value and value not in new.content and any(value in old.content for old in gone):
+                memory.store = self.store
+                found.append(self.memories.get(memory.pk, memory))
+        return found
+
     def naming(self, values: list[str]) -> list[Memory]:
         """Free-form memories that name one of `values` (an organisation or product the user has replaced)."""
         return [memory for memory in self.memories.values() if not (memory.metadata or {}).get("subject")
@@ -373,6 +392,10 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         live.added(result.memory)
         for old in replaced:
             memory_supersede(old=old, new=result.memory, actor=actor, reason=f"new value {reason}", context=context)
+            live.gone(old)
+        for old in live.identifying(replaced, result.memory):
+            memory_supersede(old=old, new=result.memory, actor=actor,
+                             reason=f"identified a device replaced in {reason}", context=context)
             live.gone(old)
         counts.updated += 1
         if candidate.subject == "employer" and not candidate.metadata.get("renamed"):

@@ -242,3 +242,39 @@ def test_a_duplicate_consolidation_did_not_see_is_still_caught_by_the_write(sess
     assert (counts.added, counts.unchanged) == (0, 1)
     assert Memory.objects.filter(store=session.store, content="Alice plays chess").count() == 1
     assert Memory.objects.get(pk=pending.pk).status == "pending_review"
+
+
+def test_a_replaced_device_takes_its_number_plate_and_serial_along(session, job):
+    _run(session, job,
+         fact("Alice's car is a 2019 Vauxhall Insignia, reg LM19 XRT, serial VX-448812", subject="device:vehicle"),
+         fact("Alice's vehicle registration is LM19 XRT", subject="identifier:plate:LM19 XRT",
+              metadata={"kind": "plate", "identifier": "LM19 XRT"}),
+         fact("Alice has serial number VX-448812", subject="identifier:serial:VX-448812",
+              metadata={"kind": "serial", "identifier": "VX-448812"}),
+         fact("Alice's van's registration is KV68 PNZ", subject="identifier:plate:KV68 PNZ",
+              metadata={"kind": "plate", "identifier": "KV68 PNZ"}))
+
+    _run(session, job, fact("Alice's car is a Hyundai Ioniq 6, reg LP24 WHA", seqs=[3], subject="device:vehicle"),
+         fact("Alice's vehicle registration is LP24 WHA", seqs=[3], subject="identifier:plate:LP24 WHA",
+              metadata={"kind": "plate", "identifier": "LP24 WHA"}))
+
+    new_car = Memory.objects.get(content__startswith="Alice's car is a Hyundai")
+    for gone in ("LM19 XRT", "VX-448812", "Insignia"):
+        olds = Memory.objects.filter(content__contains=gone)
+        assert olds and {(old.status, old.superseded_by_id) for old in olds} == {("superseded", new_car.pk)}
+    # the van was never said with the car: another vehicle's plate stays
+    active = set(Memory.objects.filter(status="active").values_list("content", flat=True))
+    assert active == {"Alice's van's registration is KV68 PNZ", new_car.content,
+                      "Alice's vehicle registration is LP24 WHA"}
+    assert MemoryRevision.objects.filter(memory__content__contains="VX-448812", action="supersede").exists()
+
+
+def test_a_device_restated_with_its_plate_keeps_the_plate(session, job):
+    _run(session, job, fact("Alice's car is a Vauxhall Insignia, reg LM19 XRT", subject="device:vehicle"),
+         fact("Alice's vehicle registration is LM19 XRT", subject="identifier:plate:LM19 XRT",
+              metadata={"kind": "plate", "identifier": "LM19 XRT"}))
+
+    _run(session, job, fact("Alice's car is a grey Vauxhall Insignia estate, reg LM19 XRT", seqs=[3],
+                            subject="device:vehicle"))
+
+    assert Memory.objects.get(content="Alice's vehicle registration is LM19 XRT").status == "active"

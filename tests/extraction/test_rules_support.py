@@ -71,6 +71,8 @@ def test_a_loyalty_number_is_an_identifier_and_never_a_phone_number():
     ("I called about ticket 55201188 from my phone", "identifier:ticket:55201188", "55201188"),
     ("My number for the loyalty scheme is 5520 1188", "identifier:loyalty", "5520 1188"),
     ("My phone account number is 8812 3456", "identifier:account:8812 3456", "8812 3456"),
+    # shaped like a phone number, but said to be a number of another kind no list names
+    ("my locker number 07700 900 123", "identifier:locker", "07700 900 123"),
 ])
 def test_a_number_named_as_another_kind_of_identifier_is_that_identifier_and_never_a_phone_number(
         text, subject, value):
@@ -365,6 +367,10 @@ def test_requests_questions_and_other_preferences_are_not_contact_preferences(te
     ("Please send all correspondence to my PO Box 4411, Galway", "address:home", "PO Box 4411, Galway"),
     ("I'm in apartment 4B, 27 Harbour View, Dun Laoghaire", "address:home",
      "apartment 4B, 27 Harbour View, Dun Laoghaire"),
+    # where everything goes from a time on is where deliveries go
+    ("From next month, everything should go to 4 Harbour Road, Cork.", "address:shipping", "4 Harbour Road, Cork"),
+    ("Starting Monday, parcels need to go to 12 Mill Lane, Leeds LS2 7EW.", "address:shipping",
+     "12 Mill Lane, Leeds LS2 7EW"),
 ])
 def test_an_address_is_kept_whole_with_a_subject_for_its_kind(text, subject, address):
     candidate = one(extract(text), subject)
@@ -2134,6 +2140,11 @@ def test_a_code_a_pin_a_place_or_someone_elses_number_is_no_identifier_of_the_us
     ((("assistant", "Could you give me the serial number from the sticker underneath?"),
       ("user", "It is N3K0LP0912345. Sorry, I read it wrong, the last digits are 54, so N3K0LP0912354")),
      "identifier:serial:N3K0LP0912354", "N3K0LP0912354"),
+    # the answer names what it gives; "we'll need" asks as "could you give me" does
+    ((("assistant", "Could you give me the serial number from the sticker?"), ("user", "The serial's WB30-558812.")),
+     "identifier:serial:WB30-558812", "WB30-558812"),
+    ((("assistant", "We'll need the EORI number to release it."), ("user", "EORI is GB 318 4470 2209 00")),
+     "identifier:eori", "GB 318 4470 2209 00"),
 ])
 def test_a_bare_identifier_answering_the_agents_question_is_kept_as_settled(turns, subject, value):
     candidates = conversation(*turns)

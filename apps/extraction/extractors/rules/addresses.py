@@ -30,9 +30,11 @@ _WANT_SENT = re.compile(
     re.I,
 )
 _GOES_TO = re.compile(
-    r"^(?:please\s+)?(?:all\s+)?(?P<object>deliveries|parcels|packages|orders|post|mail|shipments|invoices|bills"
-    r"|the\s+(?:parcel|package|order|delivery|replacement|invoice|bill))\s+(?:should|can|must|need\s+to|will|have"
-    r"\s+to)?\s*(?:go|goes|be\s+sent|be\s+delivered|be\s+addressed|come)\s+to\s+(?P<address>.+)$",
+    r"^(?:(?:from|starting(?:\s+from)?|as\s+of)\s+(?:\w+\s+){0,2}?\w+,?\s+(?=\w+\s+(?:should|can|must|needs?|will|has|have"
+    r"|go|goes)\b))?(?:please\s+)?(?:all\s+)?(?P<object>deliveries|parcels|packages|orders|post|mail|shipments|invoices"
+    r"|bills|everything|it\s+all|the\s+(?:parcel|package|order|delivery|replacement|invoice|bill))\s+(?:should|can"
+    r"|must|needs?\s+to|will|ha(?:s|ve)\s+to)?\s*(?:go|goes|be\s+sent|be\s+delivered|be\s+addressed|come)\s+to\s+"
+    r"(?P<address>.+)$",
     re.I,
 )
 _ADDRESS_QUALIFIERS = (r"new|current|correct|updated|right|full|home|billing|shipping|delivery|postal|mailing|office"

@@ -37,7 +37,7 @@ _WHEN_ANSWER = re.compile(r"^(?:(?:any|every)\s*)?(?:weekdays?|weekends?|morning
                           r"|from|in\s+the|during|around|anytime|any\s+time)\b[^,;.!?]*$", re.I)
 _ASKS = re.compile(r"\?|\b(?:can|could|may)\s+I\s+(?:take|have|get|grab|ask\s+for)|\bplease\s+(?:confirm|provide|share"
                    r"|send|tell|give)|\bwhat(?:'s|\s+is)\s+your\b|\b(?:could|can|would)\s+you\s+(?:please\s+)?(?:give|tell"
-                   r"|send|confirm|share|provide|let\s+me\s+know)\b|\bI(?:'ll|\s+will|\s+just)?\s+need\b", re.I)
+                   r"|send|confirm|share|provide|let\s+me\s+know)\b|\b(?:I|we)(?:'ll|\s+will|\s+just|'d)?\s+need\b", re.I)
 _NAME_ANSWER = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|of\s+course|certainly|hi|hello)[\s,.!-]+)*(?:it's\s+|it\s+is\s+"
                           r"|this\s+is\s+|I'm\s+|I\s+am\s+)?(?P<name>[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){1,5})\s*$")
 # "New place is 5 Station Mews, ...", "the new flat's at ...": the answer may name what the address is of.
@@ -201,8 +201,14 @@ def _as_statement(slot: str, piece: str) -> str | None:
     if slot == "time" and _WHEN_ANSWER.match(piece):
         return f"Please call me {piece}"
     value = piece[_VALUE_LEAD.match(piece).end():]
-    if slot.startswith("identifier:") and _ID_VALUE.fullmatch(value) and not PHONE_SHAPED.fullmatch(value):
+    if slot.startswith("identifier:"):
         label = slot.split(":", 1)[1]
+        # "EORI is GB 318 ...", "the serial's WB30-558812": the answer names what it gives
+        head = re.sub(r"\s+(?:number|no|reference|id)$", "", label)
+        if named := re.match(rf"(?:(?:the|my|our)\s+)?{re.escape(head)}(?:\s+(?:number|no\.?|reference|id))?"
+                             r"(?:\s+is|'s|:|\s+-)\s*", value, re.I):
+            value = value[named.end():]
+    if slot.startswith("identifier:") and _ID_VALUE.fullmatch(value) and not PHONE_SHAPED.fullmatch(value):
         label = label if re.search(r"\b(?:number|no|reference|id|registration|reg|serial)$", label) else f"{label} number"
         return f"My {label} is {value}"
     if slot == "phone" and PHONE.fullmatch(value) and 7 <= sum(char.isdigit() for char in value) <= 15:
