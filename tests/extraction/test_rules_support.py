@@ -918,9 +918,54 @@ def test_other_musts_about_orders_are_no_delivery_time(text):
 @pytest.mark.parametrize(("text", "subject", "value"), [
     ("I've set your language preference to Welsh.", "preference:language", "Welsh"),
     ("I've set your home airport to Bristol.", "setting:home airport", "Bristol"),
+    ("Home airport set to Manchester (MAN). Any destinations you'd like to watch?", "setting:home airport", "Manchester"),
+    ("Your default courier has been changed to DPD from Monday.", "setting:courier", "DPD"),
+    ("I've updated your home airport to Bristol (BRS) and your email to p@example.com.", "setting:home airport",
+     "Bristol"),
 ])
 def test_a_setting_the_agent_set_is_the_customers(text, subject, value):
     assert one(extract(text, role="assistant"), subject).metadata["value"] == value
+
+
+@pytest.mark.parametrize("text", ["That's set to expire next week.", "Everything is set to go.",
+                                  "It has been changed to the new format?"])
+def test_no_setting_is_named_by_a_pronoun_or_a_question(text):
+    assert not [c for c in extract(text, role="assistant") if (c.subject or "").startswith("setting:")]
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [
+    ("My home airport is Manchester.", "setting:home airport", "Manchester"),
+    ("Our default service is Next Day Tracked.", "setting:service", "Next Day Tracked"),
+    ("my budget is £400 a month", "setting:budget", "£400 a month"),
+    ("My preferred branch is Bedford, it's closer.", "setting:branch", "Bedford"),
+])
+def test_a_named_value_of_a_setting_the_customer_states_is_replaceable(text, subject, value):
+    assert one(extract(text), subject).metadata["value"] == value
+
+
+def test_the_customer_and_the_agent_name_one_setting_alike():
+    [said] = [c for c in extract("My preferred home airport is Manchester.") if c.subject]
+    [changed] = [c for c in extract("I've set your home airport to Leeds.", role="assistant") if c.subject]
+
+    assert said.subject == changed.subject == "setting:home airport"
+
+
+@pytest.mark.parametrize("text", ["My service is terrible.", "My seat is broken.", "My branch is closing, I heard"])
+def test_a_setting_described_not_named_is_no_setting(text):
+    assert not [c for c in extract(text) if (c.subject or "").startswith("setting:")]
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [
+    ("We run 8 vans, all Mercedes Sprinter.", "quantity:vans", "8"),
+    ("We have 40 laptops across the office.", "quantity:laptops", "40"),
+])
+def test_a_count_of_any_kind_of_thing_the_customer_has_is_replaceable(text, subject, value):
+    assert one(extract(text), subject).metadata["value"] == value
+
+
+@pytest.mark.parametrize("text", ["We have 3 days to sort it.", "We have 2 questions about the bill."])
+def test_time_left_or_questions_are_no_count_of_things(text):
+    assert not [c for c in extract(text) if (c.subject or "").startswith("quantity:")]
 
 
 def test_a_first_language_said_beside_a_wish_is_kept_too():

@@ -367,7 +367,8 @@ _QUANTITY = re.compile(
     rf"|using|run|running|employ|manage|booked|reserved|ordered|be)\s+(?:about\s+|around\s+|roughly\s+|exactly\s+)?"
     rf"{_COUNT}\s+(?P<unit>seats|licen[cs]es|users|lines|sims|accounts|devices|locations|sites|branches|stores|staff"
     r"|employees|people|rooms|nights|guests|travell?ers|passengers|adults|children|kids|vehicles|cars|properties"
-    r"|units|cases|pallets|boxes)\b.*$",
+    r"|units|cases|pallets|boxes|(?!(?:minutes|hours|days|weeks|months|years|times|questions|problems|issues|kids"
+    r"|items|things|ways|options|orders|tickets|calls|emails|messages)\b)[a-z]{3,}s)\b.*$",
     re.I,
 )
 

@@ -137,6 +137,13 @@ PREFERENCE_DIMENSIONS = _words(
     "reminder call contact communication doctor clinic branch store location airport airline carrier courier "
     "route payment pickup collection packaging"
 )
+# Head nouns of an account setting that holds one value at a time: "my home airport is Manchester", "our default
+# courier is DPD"; a new value of it replaces the old (setting:<qualifier> <head>).
+SETTING_HEADS = _words(
+    "airport airline carrier courier branch store location currency timezone seat cabin class tariff budget limit "
+    "allowance excess premium deposit service option method theme view mode layout format dashboard template unit "
+    "size route depot team"
+)
 # Ways to reach someone: a preference among them is the contact channel ("I prefer email").
 CONTACT_CHANNELS = _words(
     "email e-mail emails mail post letter letters phone call calls telephone text texts sms message messages "

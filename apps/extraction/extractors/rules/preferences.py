@@ -11,6 +11,7 @@ from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.person import IRREGULAR_PAST, is_past_participle, rewrite_first_person
+from apps.extraction.extractors.rules.subjects import setting_subject
 from apps.extraction.extractors.rules.text import cut_value, normalise_key, refers_to_context
 
 _AM = r"(?:'m|\s+am)"
@@ -241,4 +242,23 @@ def _opt_out(ctx: RuleContext, text: str) -> list[Candidate]:
                           tags=("preference", "consent"), metadata={"value": what, "sentiment": "negative"})]
 
 
-PREFERENCE_RULES = (_document_format, _opt_out, _preferences)
+# "My home airport is Manchester", "our default service is Next Day Tracked", "my budget is £400 a month": a named
+# value of a setting that holds one ("is fine", "is broken" name no value).
+_SETTING = re.compile(
+    r"^(?:(?:and|also|oh|so|btw)[\s,]+)*(?:my|our)\s+(?P<what>(?:[a-z][\w-]*\s+){0,2}?(?P<head>[a-z]+))\s+"
+    r"(?:is|are)\s+(?:now\s+|still\s+|currently\s+|always\s+)?(?P<value>(?-i:[A-Z0-9£$€])[^,;]{0,50}?)\s*(?:[,;].*)?$",
+    re.I,
+)
+
+
+def _setting(ctx: RuleContext, text: str) -> list[Candidate]:
+    match = _SETTING.match(text)
+    if not match or match.group("head").lower() not in lexicon.SETTING_HEADS or match.group("value").split()[0] in (
+            "I", "It", "It's"):
+        return []
+    return [ctx.candidate(rewrite_first_person(text, ctx.person), memory_type="preference", confidence=0.8,
+                          rule="preference.setting", subject=setting_subject(match.group("what")),
+                          tags=("preference", "setting"), metadata={"value": match.group("value")})]
+
+
+PREFERENCE_RULES = (_document_format, _opt_out, _setting, _preferences)

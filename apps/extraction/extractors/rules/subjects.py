@@ -35,6 +35,16 @@ def address_subject(kind: str) -> str:
     return f"{ADDRESS}:{kind}"
 
 
+# Words that say which value of a setting is meant, not which setting: "my preferred branch" and "your branch" are one.
+_SETTING_QUALIFIERS = frozenset("preferred default usual current new main regular chosen normal selected".split())
+
+
+def setting_subject(what: str) -> str:
+    """"setting:home airport" for "my home airport", "your home airport", "Home airport set to ...": one value each."""
+    words = [word for word in normalise_key(what).split() if word not in _SETTING_QUALIFIERS]
+    return f"setting:{' '.join(words) or normalise_key(what)}"
+
+
 def identifier_subject(kind: str, value: str | None = None, *, single: bool = False) -> str:
     """"identifier:loyalty" when the user holds one of the kind (a new one replaces it), else
     "identifier:order:5512" (orders, tickets ... never replace each other); without a value, the kind's subject,

@@ -19,7 +19,7 @@ from apps.extraction.extractors.rules.dialogue import agrees
 from apps.extraction.extractors.rules.identifiers import identifiers
 from apps.extraction.extractors.rules.people import people
 from apps.extraction.extractors.rules.person import rewrite_first_person, rewrite_second_person
-from apps.extraction.extractors.rules.subjects import address_subject, email_subject, phone_subject
+from apps.extraction.extractors.rules.subjects import address_subject, email_subject, phone_subject, setting_subject
 from apps.extraction.extractors.rules.text import Clause, normalise_key
 
 _POLITE_WISH = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:like|prefer|rather|love)\b", re.I)
@@ -218,6 +218,11 @@ _CONFIRMED_CHANGE = re.compile(
     r"(?:the\s+)?(?P<value>[^,;]{1,60}?)(?P<rest>(?:\s+(?:from|on|starting|as\s+of|at|for|with)\b[^;]*)?)$",
     re.I,
 )
+# "Home airport set to Manchester (MAN)", "your default courier has been changed to DPD": the setting named first.
+_SETTING_SET = re.compile(r"^(?:your\s+)?(?P<what>(?-i:[A-Za-z][\w-]*)(?:\s+[a-z][\w-]*)?)\s+(?:is\s+now\s+|has\s+been\s+|now\s+)?"
+                          r"(?:set|changed|updated|switched)\s+to\s+(?:the\s+)?(?P<value>[^,;]{1,60}?)"
+                          r"(?P<rest>(?:\s+(?:from|on|starting|as\s+of|for|with)\b[^;]*)?)$", re.I)
+_NOT_SETTINGS = frozenset("it this that everything all which what who there he she they we i you".split())
 _ON_PRODUCT = re.compile(rf"^(?:you're|you\s+are)\s+(?:now\s+|currently\s+|still\s+)?on\s+(?:the\s+)?(?P<value>{_PRODUCT})"
                          r"(?P<rest>(?:\s+(?:at|for|with|from)\b[^;]*)?)$", re.I)
 _PRODUCT_ACTIVE = re.compile(rf"^(?P<value>{_PRODUCT})\s+is\s+(?:now\s+)?(?:active|live|activated|enabled|set\s+up)\b"
@@ -237,10 +242,17 @@ def confirmed_change(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     text, person = _DONE_LEAD.sub("", clause.text), ctx.person
     if clause.question or clause.uncertain or not text:
         return []
-    if match := _CONFIRMED_CHANGE.match(text):
-        value = match.group("value").strip()
+    match = _CONFIRMED_CHANGE.match(text)
+    if not match and (named := _SETTING_SET.match(text)) and named.group("what").split()[0].lower() not in _NOT_SETTINGS:
+        match = named
+    if match:
+        # "... to Bristol (BRS) and your email to ...": the value ends where the next change begins
+        value = re.split(r"\s+and\s+(?:your|you|the)\b", match.group("value").strip(), maxsplit=1, flags=re.I)[0]
+        value = re.sub(r"\s*\([^)]*\)$", "", value) or value
         rest = rewrite_second_person(match.group("rest") or "", person)
         what = match.group("what")
+        if what and match.re is _SETTING_SET:
+            what = what[0].lower() + what[1:]  # it began the sentence
         if what and "language" in what.lower() and value.lower() in lexicon.LANGUAGES:
             # "I've set your language preference to Welsh": the language they asked for, however they put it
             return [ctx.candidate(person.sentence(f"prefers to communicate in {value.capitalize()}"),
@@ -254,7 +266,7 @@ def confirmed_change(clause: Clause, ctx: RuleContext) -> list[Candidate]:
                                       f"{value}{rest}")
             return [ctx.candidate(rewrite_second_person(content, person), memory_type="preference",
                                   confidence=0.8, rule="support.change.setting",
-                                  subject=f"setting:{normalise_key(what)}", tags=("support", "setting"),
+                                  subject=setting_subject(what), tags=("support", "setting"),
                                   metadata={"value": value})]
         if not _is_plan_name(value):
             return []  # "moved to the next step", "switched you to Sarah in our Billing team": not a plan
