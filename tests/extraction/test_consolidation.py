@@ -278,3 +278,19 @@ def test_a_device_restated_with_its_plate_keeps_the_plate(session, job):
                             subject="device:vehicle"))
 
     assert Memory.objects.get(content="Alice's vehicle registration is LM19 XRT").status == "active"
+
+
+def test_a_thing_forgotten_by_name_takes_the_memories_naming_it_and_no_other(session, job):
+    _run(session, job, fact("Alice's cards: the Amex ending 2006 is for personal stays"),
+         fact("Alice is on the Premium plan", subject="plan"),
+         fact("Alice has the Premium add-on"))
+
+    counts = _run(session, job, fact("The assistant removed the Premium add-on", seqs=[3], action="delete",
+                                     metadata={"value": "Premium add-on"}),
+                  fact("Alice asked to forget the Amex", seqs=[3], action="delete", metadata={"value": "Amex"}))
+
+    assert counts.deleted == 2
+    status = dict(Memory.objects.values_list("content", "status"))
+    assert status == {"Alice's cards: the Amex ending 2006 is for personal stays": "deleted",
+                      "Alice has the Premium add-on": "deleted", "Alice is on the Premium plan": "active"}
+    assert MemoryRevision.objects.filter(memory__content__contains="Amex", action="delete").exists()

@@ -827,6 +827,32 @@ def test_a_removal_that_names_no_person_or_detail_retracts_nothing(text):
     assert [c for c in extract(text, role="assistant") if c.action == "delete"] == []
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("The Amex ending 2006 has been removed. The Visa ending 8815 stays for your work trips.", "Amex"),
+    ("The Premium add-on has been removed from your plan.", "Premium add-on"),
+])
+def test_a_thing_of_the_customers_the_agent_removed_by_name_is_retracted_by_that_name(text, value):
+    [delete] = [c for c in extract(text, role="assistant") if c.action == "delete"]
+
+    assert (delete.subject, delete.metadata["value"]) == (None, value)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("And remove the Amex from my profile please, I've cancelled it.", "Amex"),
+    ("Can you delete my Netflix add-on from the account?", "Netflix add-on"),
+    ("please delete the Galaxy Tab S9", "Galaxy Tab S9"),
+])
+def test_a_thing_the_customer_asks_to_forget_by_name_is_forgotten_by_that_name(text, value):
+    [delete] = [c for c in extract(text) if c.action == "delete"]
+
+    assert (delete.subject, delete.metadata["value"]) == (None, value)
+
+
+@pytest.mark.parametrize("text", ["Please remove the Monday booking.", "Remove the Tuesday slot please."])
+def test_a_day_is_no_name_of_a_thing_to_forget(text):
+    assert [c for c in extract(text) if c.action == "delete" and c.metadata.get("value")] == []
+
+
 def test_an_answer_to_when_to_call_is_the_contact_time():
     candidates = conversation(("assistant", "An engineer will call you. What's the best time to reach you?"),
                               ("user", "weekdays after 6pm please, before that I'm at work."))
@@ -1215,6 +1241,7 @@ def test_what_the_user_asks_not_to_be_kept_is_forgotten():
 
 @pytest.mark.parametrize(("sentence", "expected"), [
     ("I have also removed your date of birth from our records.", [("delete", "birthday")]),
+    ("I've removed your office phone number.", [("delete", "phone:work")]),
     ("I've removed your late fee.", [("add", None)]),
 ])
 def test_a_detail_the_agent_removed_is_retracted(sentence, expected):

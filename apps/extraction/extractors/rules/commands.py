@@ -15,7 +15,7 @@ from apps.extraction.extractors.rules.addresses import address_kind
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, email_kind, phone_kind
 from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
 from apps.extraction.extractors.rules.context import RuleContext
-from apps.extraction.extractors.rules.dates import find_dates
+from apps.extraction.extractors.rules.dates import MONTHS, WEEKDAYS, find_dates
 from apps.extraction.extractors.rules.facts import org_value, place_value
 from apps.extraction.extractors.rules.identifiers import identifier_kind, identifiers
 from apps.extraction.extractors.rules.people import contact_named, someones_detail
@@ -545,7 +545,26 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         if (vague := _VAGUE_TAIL.match(" ".join(match.group("noun").split()))) and not _NEVER_MIND.search(
                 ctx.sentence or what):  # "forget the Outlook thing, it's working now": no request about data
             return _statement_forgotten(vague.group("topic"), ctx, clause_rules)
+    if (named := NAMED_THING.match(what)) and is_thing_name(named.group("name"), ctx):
+        # "remove the Amex from my profile": whatever memory names it
+        said = re.sub(r"^(?:my|our)\b", "their", what, flags=re.I)
+        return [_delete(ctx, None, f"asked to forget {said}", "retract.forget", value=named.group("thing"))]
     return []  # "forget it", "delete my account": not a memory we can name
+
+
+# "the Amex", "my Netflix add-on", "the Galaxy Tab S9": a thing the customer has, called by its name (the thing,
+# "Netflix add-on", is what a memory must name to go: not every memory naming Netflix).
+NAMED_THING = re.compile(r"^(?i:the|my|our|your|that)\s+(?P<thing>(?P<name>(?-i:[A-Z][\w&'!+-]+)(?:\s+(?-i:[A-Z0-9][\w&'!+-]*)){0,3})"
+                          r"(?:\s+(?:card|account|subscription|membership|add-on|addon|integration|device|tablet|laptop"
+                          r"|phone|car|van|policy|plan|note|booking|licence|license))?)$")
+_NOT_THING_NAMES = frozenset((*WEEKDAYS, *MONTHS, "i", "it", "we", "you"))
+
+
+def is_thing_name(name: str, ctx: RuleContext) -> bool:
+    """A name of the customer's thing, not a day or month ("the Monday slot") nor the customer's own name."""
+    first = name.split()[0].casefold()
+    return first not in _NOT_THING_NAMES and len(name) >= 3 and not (
+        ctx.person.known and first in ctx.person.known.casefold().split())
 
 
 # "take the asthma thing off my profile", "delete the gluten stuff": the fact a word stands for, found by reading it

@@ -10,9 +10,17 @@ import re
 from datetime import date
 
 from apps.extraction.extractors.base import Candidate
-from apps.extraction.extractors.rules import lexicon
-from apps.extraction.extractors.rules.addresses import address_value, addresses
-from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contact_preferences, without_condition
+from apps.extraction.extractors.rules import lexicon, subjects
+from apps.extraction.extractors.rules.addresses import address_kind, address_value, addresses
+from apps.extraction.extractors.rules.commands import NAMED_THING, is_thing_name
+from apps.extraction.extractors.rules.contacts import (
+    EMAIL,
+    PHONE,
+    contact_preferences,
+    email_kind,
+    phone_kind,
+    without_condition,
+)
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.dialogue import agrees
@@ -377,7 +385,8 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     if _REMOVED_PRONOUN.search(text):
         return []  # "I've removed him from your account": who, only the conversation says
     if _REMOVAL.search(text) and (_VALUE_LIKE.search(text) or _SOMEONE.search(text) or _REMOVED_DETAIL.search(text)
-                                  or _REMOVED_NAME.search(text) and _FROM_RECORDS.search(text)):
+                                  or _REMOVED_NAME.search(text) and _FROM_RECORDS.search(text)
+                                  or _REMOVED_THING.match(text)):
         # "I've removed 07700 900 123 from your file": a removal must not store again what it removed, and takes
         # the removed person or detail out of what is known ("Priyanka Shah has been removed").
         return removed_by_agent(text, ctx)
@@ -429,11 +438,32 @@ _PERSON = re.compile(r"^(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)+)$")
 _STATES = re.compile(r"\b(?:is|are|was|were|will|goes|go)\b|:", re.I)
 _YOUR_DETAIL = re.compile(r"^(?:also\s+)?your\s+(?P<noun>[\w -]{2,30}?)$", re.I)
 # "I've removed your date of birth from our records": a detail named by its kind (lexicon.SUBJECT_NOUNS), not a fee.
-_REMOVED_DETAIL = re.compile(r"\b(?:removed|deleted|erased)\s+(?:also\s+)?your\s+(?:" + "|".join(
+_REMOVED_DETAIL = re.compile(r"\b(?:removed|deleted|erased)\s+(?:also\s+)?your\s+(?:(?:office|work|home|old|personal"
+    r"|billing|delivery|shipping|postal|previous)\s+)?(?:" + "|".join(
     re.escape(noun) for noun in sorted(lexicon.SUBJECT_NOUNS, key=len, reverse=True)) + r")\b"
     # only from what is known of them: "from our mailing list", "from this order's instructions" keep it
     r"(?=\s+(?:from\s+(?:our|your|the)\s+(?:records?|account|file|system|profile|details|database)\b)|\s*[.;,]|\s*$)",
     re.I)
+
+
+# "The Amex ending 2006 has been removed": a thing of the customer's, by its name.
+_REMOVED_THING = re.compile(r"^(?:the|your)\s+(?-i:[A-Z])[\w&'!+-]*(?:\s+[\w&'!+-]+){0,4}\s+(?:has|have)\s+(?:now\s+)?been"
+                            r"\s+(?:removed|deleted|taken\s+off)\b", re.I)
+_ENDING_DIGITS = re.compile(r"\s+(?:ending(?:\s+in)?|ends\s+in)\s+\d{2,6}$", re.I)
+_KINDS_OF_DETAIL = {"phone": (phone_kind, subjects.phone_subject), "email": (email_kind, subjects.email_subject),
+                    "address": (address_kind, subjects.address_subject)}
+
+
+def _detail_subject(noun: str) -> str | None:
+    """"date of birth" -> its subject; "office phone number" -> "phone:work": a detail of the kind it qualifies."""
+    noun = " ".join(noun.lower().split())
+    if subject := lexicon.SUBJECT_NOUNS.get(noun):
+        return subject
+    qualifier, _, rest = noun.partition(" ")
+    subject = lexicon.SUBJECT_NOUNS.get(rest)
+    if subject in _KINDS_OF_DETAIL and (kind := _KINDS_OF_DETAIL[subject][0](qualifier)):
+        return _KINDS_OF_DETAIL[subject][1](kind)
+    return None
 
 
 def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
@@ -449,12 +479,19 @@ def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
             continue  # "your login is now x@new.com and the old details have been removed": x@new.com stays
         values = [value.group(0) for value in EMAIL.finditer(part)] + [
             value.group(0).strip() for value in PHONE.finditer(part) if sum(c.isdigit() for c in value.group(0)) >= 7]
-        if not values and (detail := _YOUR_DETAIL.match(part)) and (
-                subject := lexicon.SUBJECT_NOUNS.get(" ".join(detail.group("noun").lower().split()))):
+        if not values and (detail := _YOUR_DETAIL.match(part)) and (subject := _detail_subject(detail.group("noun"))):
             # "I've removed your date of birth from our records": that detail of theirs, whatever it was
             found.append(ctx.candidate(f"The assistant removed {ctx.person.possessive} {detail.group('noun')}",
                                        confidence=0.8, rule="support.removed", subject=subject, tags=("retraction",),
                                        action="delete"))
+            continue
+        if not values and (thing := NAMED_THING.match(_ENDING_DIGITS.sub("", part))) and not _PERSON.match(
+                thing.group("name")) and is_thing_name(thing.group("name"), ctx):
+            # "The Amex ending 2006 has been removed": whatever memory names it
+            said = rewrite_second_person(re.sub(r"^The\b", "the", part), ctx.person)
+            found.append(ctx.candidate(f"The assistant removed {said}",
+                                       confidence=0.8, rule="support.removed", tags=("retraction",),
+                                       metadata={"value": thing.group("thing")}, action="delete"))
             continue
         one_name = re.fullmatch(r"(?-i:[A-Z][a-z'-]+)", part) and _FROM_RECORDS.search(text)
         metadata = [{"value": value} for value in values] or (
