@@ -2336,3 +2336,37 @@ def test_a_business_the_user_calls_theirs_is_theirs_whatever_the_condition(text,
 
 def test_a_business_only_imagined_in_a_condition_is_none():
     assert not [c for c in extract("If we switched to another garage, would it matter?") if c.subject]
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("also going forward can you text me instead of emailing, i never check my email",
+     CONTACT_CHANNEL, "The user prefers to be contacted by text message, not email"),
+    ("Could the reminders come by text rather than email?", "preference:format:reminder",
+     "The user wants reminders by text"),
+    ("The reminders should come by text rather than email.", "preference:format:reminder",
+     "The user wants reminders by text"),
+])
+def test_a_way_of_being_served_from_now_on_is_a_preference_even_when_asked(text, subject, content):
+    assert content in [c.content for c in extract(text) if c.subject == subject]
+
+
+@pytest.mark.parametrize("text", ["Can you send it by text instead this time?", "Could you email me the receipt?",
+                                  "Can you check my order instead of the refund?  Just for today."])
+def test_a_one_off_request_is_no_standing_preference(text):
+    assert not [c for c in extract(text) if (c.subject or "").startswith(("preference:", CONTACT_CHANNEL))]
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("no pork in anything please", "preference:pork", "The user wants no pork in anything"),
+    ("Please, no champagne in the welcome basket.", "preference:champagne",
+     "The user wants no champagne in the welcome basket"),
+    ("no nuts please", "preference:nuts", "The user wants no nuts"),
+])
+def test_what_the_customer_never_wants_said_as_no_x_is_a_preference(text, subject, content):
+    assert one(extract(text), subject).content == content
+
+
+@pytest.mark.parametrize("text", ["No problem at all, thanks", "no thanks", "No, that's fine", "No worries, please.",
+                                  "no running for now please", "The jars are glass, so no double stacking."])
+def test_no_said_as_an_answer_or_for_now_is_no_preference(text):
+    assert not [c for c in extract(text) if c.metadata["rule"] == "preference.none"]

@@ -53,7 +53,7 @@ from apps.extraction.extractors.rules.people import (
 )
 from apps.extraction.extractors.rules.person import Person, rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
-from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES
+from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES, nothing_wanted
 from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement, statement_about_someone
 from apps.extraction.extractors.rules.support import (
     accepted_offer,
@@ -85,6 +85,28 @@ _ONE_OFF = re.compile(r"\b(?:(?:just|only)\s+)?(?:for\s+)?this\s+(?:time|once|mo
                       r"|\bfor\s+now\b|\buntil\b|\bjust\s+once\b", re.I)
 _STANDING_WISH = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:like|prefer|rather)\s+(?=(?:the|my|our|all|any"
                             r"|it|them|to\s+(?:get|have|receive))\b)", re.I)
+# "can you text me instead of emailing", "could the reminders come by text rather than email": a question that asks for
+# a way of being served from now on, read as the standing request it is.
+_ASKED_FOR = re.compile(r"^(?:(?:and|also|oh|so|but|going\s+forward|from\s+now\s+on|in\s+future)[\s,]+)*(?:can|could|would|will)\s+(?:you\s+(?:please\s+)?|(?=(?:the|my|our)\s))",
+                        re.I)
+_FROM_NOW_ON = re.compile(r"\b(?:instead(?:\s+of)?|rather\s+than|going\s+forward|from\s+now\s+on|in\s+(?:the\s+)?future"
+                          r"|always|any\s?more|no\s+more|by\s+default)\b", re.I)
+_THING_MODAL = re.compile(r"^(?P<thing>(?:the|my|our)\s+(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?=(?:come|go|be|arrive|get)\b)", re.I)
+
+
+def standing_request(text: str) -> str | None:
+    """The standing request a question makes ("please text me instead of emailing", "the reminders should come by text
+    rather than email"), or None for a question that asks no way of being served from now on."""
+    if not (asked := _ASKED_FOR.match(text)) or not _FROM_NOW_ON.search(text) or _ONE_OFF.search(text):
+        return None
+    rest = text[asked.end():].rstrip(" ?")
+    if thing := _THING_MODAL.match(rest):
+        return f"{thing.group('thing')} should {rest[thing.end():]}"
+    if not asked.group(0).lower().rstrip().endswith(("you", "please")):
+        return None
+    return f"please {rest}" if _FROM_NOW_ON.search(rest) else f"going forward please {rest}"
+
+
 _BULLET = re.compile(r"^\s*(?:[-*\u2022>]+|\d{1,2}[.)])\s+")
 
 
@@ -569,7 +591,9 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
         if {candidate.subject for candidate in stated} >= {"name", "address:home"} and any(
                 candidate.metadata.get("value") == signed.group("address") for candidate in stated):
             return stated
-    found: list[Candidate | PendingStatement] = []
+    # "no pork in anything please": read whole, since a clause loses its leading "no" as an answer word
+    found: list[Candidate | PendingStatement] = [
+        candidate for part in re.split(r"[,;]\s*|\s+(?:so|and)\s+(?=no\b)", sentence.text) for candidate in nothing_wanted(ctx, part)]
     for clause in sentence.clauses:
         clause_ctx = dataclasses.replace(ctx, hedged=clause.hedged)
         stated = _user_clause(clause, clause_ctx)
@@ -627,6 +651,10 @@ def _clause_facts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     reaching = support_clause(clause, ctx)  # contacts, addresses, contact preferences: before the general rules
     if reaching:
         return reaching + incidental
+    if (standing := standing_request(clause.text)) is not None:
+        # "can you text me instead of emailing going forward?": how they want it done from now on
+        return _clause_facts(dataclasses.replace(clause, text=standing, question=False, uncertain=False),
+                             ctx) or incidental
     if clause.question:
         return incidental
     if clause.uncertain:

@@ -180,7 +180,9 @@ _DOCUMENT_FORMAT = re.compile(
     rf"|^(?:I|we)(?:\s+(?:need|want|prefer|would\s+like|would\s+prefer)|'d\s+(?:like|prefer))\s+(?:the\s+|my\s+|our\s+|all\s+)?"
     rf"(?P<what3>{_DOCUMENTS})"
     rf"\s+(?:as|in)\s+(?:an?\s+)?(?P<format3>{_FORMATS})\b"
-    r"|^(?:(?:only|just)\s+)?(?P<format4>e-?statements|e-?bills|paperless\s+billing)\s+only\b",
+    r"|^(?:(?:only|just)\s+)?(?P<format4>e-?statements|e-?bills|paperless\s+billing)\s+only\b"
+    rf"|^(?:the\s+|my\s+|our\s+|all\s+|any\s+)?(?P<what5>{_DOCUMENTS})\s+(?:should|must|need\s+to|have\s+to|can)\s+(?:always\s+"
+    rf"|only\s+)?(?:come|go\s+out|be\s+sent|arrive|be)\s+(?:as\s+|in\s+)?(?P<format5>{_FORMATS}|by\s+(?:text|sms))\b",
     re.I,
 )
 
@@ -209,8 +211,9 @@ def _document_format(ctx: RuleContext, text: str) -> list[Candidate]:
     if said := match.group("format4"):  # "e-statements only please"
         what, form = ("bills" if "bill" in said.lower() else "statements"), "electronic"
     else:
-        what = (match.group("what") or match.group("what2") or match.group("what3")).lower()
-        form = " ".join((match.group("format") or match.group("format2") or match.group("format3")).split())
+        what = (match.group("what") or match.group("what2") or match.group("what3") or match.group("what5")).lower()
+        form = " ".join((match.group("format") or match.group("format2") or match.group("format3")
+                         or match.group("format5")).split())
     kind = what[:-1] if what.endswith("s") and what not in ("correspondence",) else what
     if said:
         content = ctx.person.sentence(f"wants {said.lower()} only")
@@ -259,6 +262,30 @@ def _setting(ctx: RuleContext, text: str) -> list[Candidate]:
     return [ctx.candidate(rewrite_first_person(text, ctx.person), memory_type="preference", confidence=0.8,
                           rule="preference.setting", subject=setting_subject(match.group("what")),
                           tags=("preference", "setting"), metadata={"value": match.group("value")})]
+
+
+# "no pork in anything please", "Please, no champagne in the welcome basket", "no double stacking": something the
+# customer never wants, said as "no X" with where or "please" (not "no problem", "no thanks", "no, that's fine").
+_NO_THING = re.compile(r"^(?:(?:and|also|oh|so|but)[\s,]+)*(?:please[\s,]+)?(?:absolutely\s+|definitely\s+)?no\s+"
+                       r"(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)(?P<where>\s+(?:in|on|at|for|with|near)\s+[^,;]{2,40}?)?"
+                       r"(?P<please>,?\s+(?:ever|at\s+all|please|pls|thanks?(?:\s+you)?))*$", re.I)
+_FOR_NOW = re.compile(r"\b(?:for\s+now|this\s+(?:time|once|week|month)|today|tonight|until|for\s+the\s+moment)\b", re.I)
+_NOT_WANTED_THINGS = frozenset("problem problems worries worry thanks thank need idea rush way matter change chance "
+                               "one more longer further issue issues reason doubt answer reply luck sorry".split())
+
+
+def nothing_wanted(ctx: RuleContext, text: str) -> list[Candidate]:
+    """"no pork in anything please": what the customer never wants, or []."""
+    match = _NO_THING.match(text.rstrip(" .!"))
+    if not match or not (match.group("where") or match.group("please")) or match.group("what").split()[0].lower() in (
+            _NOT_WANTED_THINGS) or refers_to_context(match.group("what")) or _FOR_NOW.search(text):
+        return []
+    what = match.group("what").lower()
+    where = match.group("where") or ""
+    return [ctx.candidate(ctx.person.sentence(f"wants no {what}{rewrite_first_person(where, ctx.person)}"),
+                          memory_type="preference", confidence=0.8, rule="preference.none",
+                          subject=f"preference:{object_key(what)}", tags=("preference",),
+                          metadata={"value": what, "sentiment": "negative"})]
 
 
 PREFERENCE_RULES = (_document_format, _opt_out, _setting, _preferences)
