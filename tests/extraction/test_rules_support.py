@@ -2370,3 +2370,31 @@ def test_what_the_customer_never_wants_said_as_no_x_is_a_preference(text, subjec
                                   "no running for now please", "The jars are glass, so no double stacking."])
 def test_no_said_as_an_answer_or_for_now_is_no_preference(text):
     assert not [c for c in extract(text) if c.metadata["rule"] == "preference.none"]
+
+
+@pytest.mark.parametrize(("said", "subject", "content"), [
+    ("Thank you for understanding. Your booking is now Sunday 20 September at 7pm, still reference ET-9914.",
+     "booking:booking:2026-09-20",
+     "Support moved the user's booking to Sunday 20 September (2026-09-20) at 7pm, still reference ET-9914"),
+    ("HK-40917 is now 21 to 24 November, three nights.", "booking:booking hk-40917:2026-11-21",
+     "Support moved the user's booking HK-40917 to 21 to 24 November (2026-11-21 to 2026-11-24), three nights"),
+    ("Saturday 30 May at 9am at Kingsway is booked for the alignment.", "booking:alignment:2026-05-30",
+     "Booked for the user: the alignment on Saturday 30 May (2026-05-30) at 9am at Kingsway"),
+])
+def test_a_dated_booking_the_agent_states_or_moves_is_kept_with_its_date(said, subject, content):
+    assert one(conversation(("assistant", said)), subject).content == content
+
+
+@pytest.mark.parametrize("said", ["Your booking is now confirmed.", "Your table is now ready.",
+                                  "Your appointment is now free to change.", "Your booking was on 2 March."])
+def test_a_booking_now_in_some_state_or_in_the_past_is_no_move(said):
+    assert not [c for c in conversation(("assistant", said)) if c.metadata["rule"] == "support.outcome.moved"]
+
+
+def test_a_moved_booking_replaces_the_one_booked_before():
+    existing = [ExistingMemory(id="m1", content="Booked for the user: the appointment on 2 April (2026-04-02)",
+                               memory_type="episode", subject="booking:appointment:2026-04-02")]
+
+    [moved] = conversation(("assistant", "Your appointment is now on 14 April at 10am."), existing=existing)
+
+    assert moved.subject == "booking:appointment:2026-04-02"

@@ -208,6 +208,13 @@ _EVENT_VERBS = (r"renews|expires|ends|starts|begins|departs|leaves|arrives|lands
 _THEIR_EVENT = re.compile(rf"^(?:(?:actually|so|and|but)\s+)?(?P<owner>the|your)\s+(?P<thing>[\w-]+(?:\s+[\w-]+){{0,2}}?)\s+"
                           rf"(?:actually\s+|now\s+|only\s+)?(?P<verb>{_EVENT_VERBS})\b(?P<rest>.+)$", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b", re.I)
+_BOOKABLE = (r"booking|reservation|appointment|visit|stay|slot|delivery|collection|pickup|pick-up|installation|session"
+             r"|lesson|class|consultation|check-in|flight|trip|tour|table|room|service|repair|viewing|deadline|move")
+_NOW_ON = re.compile(rf"^(?:(?:your|the)\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?(?:{_BOOKABLE}))|(?P<ref>(?-i:[A-Z]{{1,5}})-?\d[\w-]{{2,}}))"
+                     r"\s+(?:is|are|has\s+been)\s+now\s+(?:(?:moved|changed|rescheduled)\s+)?(?:to\s+|on\s+|for\s+)?(?P<when>.+)$",
+                     re.I)
+_DATE_BOOKED = re.compile(r"^(?P<when>.+?)\s+(?:is|has\s+been)\s+(?:now\s+)?(?:booked|reserved|confirmed)\s+for\s+"
+                          r"(?P<what>(?:the|your)\s+.+)$", re.I)
 _ACCOUNT_THINGS = frozenset("policy contract subscription plan membership lease tenancy booking reservation flight "
                             "cruise trip tour cover warranty trial term loan mortgage card insurance renewal "
                             "appointment visit installation delivery".split())
@@ -332,6 +339,19 @@ def booking(clause: Clause, ctx: RuleContext) -> list[Candidate]:
             what = match.group("what") or match.group("where")
         what = rewrite_second_person(what, person)
         return [_outcome(ctx, f"Booked for {person.label}: {what}", text, "support.outcome.booked", 0.8)]
+    if (match := _NOW_ON.match(text)) and _to_come(match.group("when"), ctx.reference) and not re.match(
+            r"(?:on|off|active|live|open|closed|ready|available|free|due|overdue|paid|late)\b", match.group("when"), re.I):
+        # "Your booking is now Sunday 20 September at 7pm", "HK-40917 is now 21 to 24 November": moved to that date
+        thing = match.group("thing") or f"booking {match.group('ref')}"
+        when = re.sub(r"^(?=\d|(?:mon|tues|wednes|thurs|fri|satur|sun)day\b)", "to ", match.group("when"), flags=re.I)
+        content = f"Support moved {person.possessive} {thing} {when if when.startswith('to ') else 'to ' + when}"
+        return [_outcome(ctx, rewrite_second_person(content, person), text, "support.outcome.moved", 0.8)]
+    if (match := _DATE_BOOKED.match(text)) and (found := find_dates(match.group("when"), ctx.reference)) and (
+            found[0].start == 0):
+        # "Saturday 30 May at 9am at Kingsway is booked for the alignment"
+        what = rewrite_second_person(match.group("what"), person)
+        return [_outcome(ctx, f"Booked for {person.label}: {what} on {match.group('when')}", text,
+                         "support.outcome.booked", 0.8)]
     thing = (match := _THEIR_EVENT.match(text)) and match.group("thing")
     if thing and match.group("owner").lower() == "the" and thing.split()[-1].lower() not in _ACCOUNT_THINGS:
         thing = None  # "the summer sale ends on ...": only "your" thing, or the account's ("the policy renews")
