@@ -2398,3 +2398,40 @@ def test_a_moved_booking_replaces_the_one_booked_before():
     [moved] = conversation(("assistant", "Your appointment is now on 14 April at 10am."), existing=existing)
 
     assert moved.subject == "booking:appointment:2026-04-02"
+
+
+@pytest.mark.parametrize(("turns", "name"), [
+    ((("user", "yo, just bought the tutoring pack, can u check it went through? kwabena owusu-ansah"),
+      ("assistant", "Hey Kwabena! Yes, I can see it.")), "Kwabena Owusu-Ansah"),
+    ((("assistant", "Can I take your name and number?"), ("user", "tanvir chowdhury 07700 900 374")), "Tanvir Chowdhury"),
+    ((("user", "hi, im dewi anggraini, account holder for the family plan"),), "Dewi Anggraini"),
+    ((("user", "Flights for our honeymoon, two adults, me, Sofia Marchetti, and my fiancé Luca Bianchi."),),
+     "Sofia Marchetti"),
+])
+def test_a_name_typed_in_lowercase_given_with_a_number_or_beside_me_is_the_customers(turns, name):
+    assert one(conversation(*turns), "name").metadata["value"] == name
+
+
+@pytest.mark.parametrize("turns", [
+    (("user", "my order hasnt come, can you check please"), ("assistant", "Hi! Sure, can I check the order number?")),
+    (("assistant", "Can I take your name and number?"), ("user", "mobile 07700 900 547")),
+    (("assistant", "What's your name and the EORI?"), ("user", "EORI is GB 318 4470 2290 00")),
+    (("user", "Tickets for me, Paris and my sister."),),
+])
+def test_words_before_a_number_or_a_greeting_are_no_name(turns):
+    assert not [c for c in conversation(*turns) if c.subject == "name"]
+
+
+@pytest.mark.parametrize(("text", "children"), [
+    ("Hi, I'm Ayşe Yıldız, mum of Elif Yıldız in Year 9 and Kerem Yıldız in Year 7.",
+     ["The user's child is Elif Yıldız (in Year 9)", "The user's child is Kerem Yıldız (in Year 7)"]),
+    ("I'm the dad of Tom, 7, and Lily, 4.", ["The user's child is Tom (aged 7)", "The user's child is Lily (aged 4)"]),
+])
+def test_the_children_a_parent_names_are_their_contacts(text, children):
+    assert [c.content for c in extract(text) if c.metadata["rule"] == "contact.child_of"] == children
+
+
+@pytest.mark.parametrize("text", ["I'm a mother of two and I work full time.",
+                                  "As the parent of a child with autism, I need quiet rooms."])
+def test_a_parent_naming_no_child_names_no_contact(text):
+    assert not [c for c in extract(text) if c.metadata["rule"] == "contact.child_of"]

@@ -8,6 +8,7 @@ as the customer's own "My address is now ...", with less confidence, by the same
 
 import re
 
+from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.addresses import address_value
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED
 from apps.extraction.extractors.rules.text import NAME_PARTICLES, Clause
@@ -167,7 +168,7 @@ def slot_statements(answer: str, slots: list[str]) -> list[str]:
                                 if not PHONE_SHAPED.fullmatch(value.group(0))))
     settled = values[-1] if len(values) > 1 and _CORRECTED_IN_ANSWER.search(answer) else None
     statements = []
-    for piece in _answer_pieces(answer):
+    for piece in _answer_pieces(answer, slots):
         for slot in slots:
             statement = _as_statement(slot, settled if settled and slot.startswith("identifier:") and
                                       _ID_VALUE_IN_TEXT.search(piece) else piece)
@@ -178,10 +179,30 @@ def slot_statements(answer: str, slots: list[str]) -> list[str]:
     return statements
 
 
-def _answer_pieces(answer: str) -> list[str]:
+def _answer_pieces(answer: str, slots: list[str]) -> list[str]:
     """The leading fragments of an answer: "Siobhán Ní Bhriain, card ends 4471. I'm flying ..." -> name, card."""
     first_sentence = re.split(r"(?<=[.!?])\s+|\n", answer.strip(), maxsplit=1)[0].rstrip(" .!")
-    return [piece.strip() for piece in re.split(r"\s*[,;]\s*(?=\S)", first_sentence) if piece.strip()][:4]
+    pieces = [piece.strip() for piece in re.split(r"\s*[,;]\s*(?=\S)", first_sentence) if piece.strip()]
+    if "name" in slots:  # "tanvir chowdhury 07700 900 374": a name and the number after it, given without a comma
+        pieces = [part for piece in pieces for part in _name_then_number(piece)]
+    return pieces[:4]
+
+
+def _name_then_number(piece: str) -> list[str]:
+    named = _NUMBER_AFTER_WORDS.search(piece)
+    if named and _plausible_given_name(piece[:named.start()]):
+        return [piece[:named.start()], piece[named.end():]]
+    return [piece]
+
+
+def _plausible_given_name(words: str) -> bool:
+    said = words.split()
+    return 2 <= len(said) <= 4 and not any(word.lower() in lexicon.COMMON_WORDS or word.lower() in lexicon.NOT_NAMES
+                                           or word.lower() in _NOT_ID_LABELS or word.lower() in lexicon.NAME_BREAKS
+                                           for word in said)
+
+
+_NUMBER_AFTER_WORDS = re.compile(r"(?<=[^\W\d_])\s+(?=\+?\d[\d ().-]{6,}\d$)")
 
 
 # "14 March 1989", "3/11/1988", "March 14, 1989": a whole date with its year, which no address or name is.
@@ -416,6 +437,7 @@ _NAME_PIECE = re.compile(r"[^,.;:!?\n()]+")
 _NAME_TOKEN = r"(?-i:[^\W\d_a-z][^\W\d_]*(?:['-][^\W\d_]+)*)"
 _STANDALONE_NAME = re.compile(rf"^{_NAME_TOKEN}(?:\s+(?:{_NAME_TOKEN}|{'|'.join(sorted(NAME_PARTICLES))})){{1,4}}$")
 _TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?"
+_LOWERCASE_NAME = re.compile(r"^[a-z][a-z'-]+(?:\s+[a-z][a-z'-]+){1,3}$")
 
 
 def addressed_name(text: str, reply: str | None) -> str | None:
@@ -425,6 +447,10 @@ def addressed_name(text: str, reply: str | None) -> str | None:
         return None
     for piece in _NAME_PIECE.findall(text):
         words = piece.split()
+        if _LOWERCASE_NAME.match(" ".join(words)) and not any(
+                word in lexicon.COMMON_WORDS or word in lexicon.NOT_NAMES or word in lexicon.NAME_BREAKS for word in words):
+            # "... can u check it went through? kwabena owusu-ansah" / "Hey Kwabena!": typed in lowercase
+            words = [word.title() if word not in NAME_PARTICLES else word for word in words]
         if not _STANDALONE_NAME.match(" ".join(words)) or words[-1].lower() in NAME_PARTICLES:
             continue
         if _DESCRIBED.match(text[text.find(piece) + len(piece):]):

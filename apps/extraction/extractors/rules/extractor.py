@@ -44,6 +44,7 @@ from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
 from apps.extraction.extractors.rules.identifiers import identifiers
 from apps.extraction.extractors.rules.people import (
     agent_assigned_contacts,
+    children_named,
     contact_named_after_mention,
     contacts_named_in_passing,
     mentioned_contact,
@@ -375,7 +376,7 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                     after_admitted_error=admitted_error)
                 named_here += people_named(sentence.text)
                 admitted_error = bool(_ADMITS_ERROR.search(sentence.text))
-                found += stated + contacts_named_in_passing(sentence.text, ctx, stated)
+                found += stated + contacts_named_in_passing(sentence.text, ctx, stated) + children_named(sentence.text, ctx)
                 someone_named = contact is not None or any(
                     (getattr(said, "subject", None) or "").startswith("contact:") for said in found)
                 found += unclaimed_phones(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named)

@@ -33,7 +33,9 @@ _NAME_FIELD = re.compile(rf"(?:^|[,;]\s*|\band\s+)(?:(?:my|the)\s+)?(?:full\s+)?
 _APPOSITIVE = re.compile(r"^,\s+(?P<role>(?:an?|the)\s+.+?)(?:\s+from\s+(?P<place>.+))?$", re.I)
 _NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['.-])*")  # letters: "MA26 KCS" is a number plate, not a name
 _NAME_FILLERS = frozenset("actually really just simply now".split())
-_LOWER_NAME = re.compile(r"^I(?:'m| am) (?P<value>[a-z][a-z'-]+(?: [a-z][a-z'-]+){1,4})$")
+_ME_NAMED = re.compile(r"(?:^|,\s*)(?i:me),\s+(?P<value>(?-i:[^\W\d_a-z][\w'.-]+)(?:\s+(?-i:[^\W\d_a-z][\w'.-]+)){1,3})"
+                       r"(?=\s*(?:,|$))")
+_LOWER_NAME = re.compile(r"^I(?:'m| am) (?P<value>[a-z][a-z'-]+(?: [a-z][a-z'-]+){1,4})(?:,\s*\S.*)?$")
 _NOT_NAME_ENDINGS = ("ing", "ed", "ly", "ful", "less", "ous", "ive", "able", "ible", "ant", "ent", "ic", "ary", "ory",
                      "ish", "ist", "ism", "ness", "ment", "tion", "sion")
 _NAME_PART_CHANGE = re.compile(
@@ -73,6 +75,9 @@ def stated_name(text: str, *, opening: bool, lowercase: bool = False, known: str
         if match.re is _NAME_HERE and len(words) == 1 and not opening:
             return None  # "Sunday here is fine" is not a name; "Rafael Duarte Nogueira here" is
         return match.group("value"), "name", 0.75 if opening else 0.6
+    match = _ME_NAMED.search(text)  # "two adults, me, Sofia Marchetti, and my fiancé Luca Bianchi"
+    if match and _plausible_name(match.group("value"), strict=True):
+        return match.group("value"), "name", 0.75
     match = _NAME_FIELD.search(text)
     if match and _plausible_name(match.group("value"), strict=True):
         return match.group("value"), "name", 0.8

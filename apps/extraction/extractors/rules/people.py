@@ -155,6 +155,34 @@ def _text_of(item) -> str:
     return item.content if isinstance(item, Candidate) else item.text
 
 
+# "I'm Ayşe Yıldız, mum of Elif Yıldız in Year 9 and Kerem Yıldız in Year 7": the customer's children, by the parent
+# the customer says they are.
+_PARENT_OF = re.compile(r"\b(?:I'm\s+|I\s+am\s+|as\s+)?(?:the\s+)?(?:mum|mom|mother|mam|dad|father|parent)\s+(?:of|to)\s+"
+                        r"(?P<children>.+)$", re.I)
+_CHILD = re.compile(r"(?P<name>(?-i:[^\W\d_a-z][^\W\d_]+)(?:\s+(?-i:[^\W\d_a-z][^\W\d_'-]*(?:[-'][^\W\d_]+)*)){0,2})"
+                    r"(?P<about>\s+(?:in\s+(?:year|grade|class|form)\s+\w+|\(\d{1,2}\)|aged\s+\d{1,2})|,\s+\d{1,2}(?=\s*(?:,|and\b|$)))?"
+                    r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|$)", re.I)
+
+
+def children_named(text: str, ctx: RuleContext) -> list[Candidate]:
+    """The children a customer names as their parent ("mum of Elif in Year 9 and Kerem in Year 7"), one memory each."""
+    if ctx.role != "user" or not (match := _PARENT_OF.search(text.rstrip(" .!"))):
+        return []
+    found, rest = [], match.group("children")
+    while rest and (child := _CHILD.match(rest)) and child.end() > 0:
+        name = child.group("name")
+        if name.split()[0].lower() in lexicon.COMMON_WORDS or name.split()[0] in ("I", "The", "My", "Our"):
+            break
+        about = (child.group("about") or "").strip(" ,()")
+        about = f"aged {about}" if about.isdigit() else about
+        content = f"{ctx.person.possessive} child is {name}" + (f" ({about})" if about else "")
+        found.append(ctx.candidate(ctx.person.starting(content), confidence=0.8, rule="contact.child_of",
+                                   subject=contact_subject("child", name, single=False), tags=("contact",),
+                                   metadata={"relation": "child", "name": name}))
+        rest = rest[child.end():]
+    return found
+
+
 def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[Candidate]:
     """A memory for each contact `text` names ("my daughter Lucía") that no candidate in `known` is about yet, with
     an email or phone number given right after the name."""
