@@ -2435,3 +2435,40 @@ def test_the_children_a_parent_names_are_their_contacts(text, children):
                                   "As the parent of a child with autism, I need quiet rooms."])
 def test_a_parent_naming_no_child_names_no_contact(text):
     assert not [c for c in extract(text) if c.metadata["rule"] == "contact.child_of"]
+
+
+def test_a_dash_between_words_ends_a_clause():
+    candidates = extract("Amara Nwosu here, founder of Loop Analytics \u2014 we're on the Team plan at your Shoreditch site.")
+
+    assert one(candidates, "employer").metadata["value"] == "Loop Analytics"
+    assert one(candidates, "plan").content.startswith("The user is on the Team plan")
+
+
+@pytest.mark.parametrize("text", ["Our IT lead Priyanka Shah will handle it \u2014 she's on 07723 604 118 for anything technical.",
+                                  "He's on 07700 900 111 most days."])
+def test_a_number_someone_else_is_on_is_never_the_customers_phone(text):
+    assert phones(extract(text)) == []
+
+
+@pytest.mark.parametrize(("text", "subject", "number"), [
+    ("The landline at home is 0161 496 0733 if it's urgent.", "phone:home", "0161 496 0733"),
+    ("btw my number changed, its 07912 775 340 now.", "phone", "07912 775 340"),
+])
+def test_a_phone_number_said_the_way_people_type_it_is_the_customers(text, subject, number):
+    assert one(extract(text), subject).metadata["value"] == number
+
+
+@pytest.mark.parametrize("text", ["DOB is 3 May 1981.", "Date of birth 3 May 1981.", "my dob: 3 May 1981"])
+def test_a_date_of_birth_given_as_on_a_form_is_the_customers(text):
+    assert one(extract(text), "birthday").content == "The user's date of birth is 3 May 1981"
+
+
+def test_a_name_of_an_address_gives_both():
+    candidates = extract("Good morning. My name is Rajinder Singh Bhogal, of 27 Elmfield Road, Walthamstow E17 7HJ.")
+
+    assert one(candidates, "name").metadata["value"] == "Rajinder Singh Bhogal"
+    assert one(candidates, "address:home").metadata["value"] == "27 Elmfield Road, Walthamstow E17 7HJ"
+
+
+def test_what_the_customer_asks_to_flag_is_kept():
+    assert one(extract("Also please flag I'm allergic to penicillin."), "allergy:penicillin")

@@ -27,7 +27,7 @@ _POLITE = (r"^(?:please\s+|kindly\s+)?(?:(?:(?:can|could|would|will)\s+you|you\s
            r"(?:also\s+|just\s+)?(?:please\s+|kindly\s+)?")
 _REMEMBER = re.compile(
     _POLITE + r"(?P<verb>remember|memori[sz]e|keep\s+in\s+mind|bear\s+in\s+mind|don't\s+forget|do\s+not\s+forget"
-    r"|never\s+forget|make\s+a\s+note|take\s+note|note|save|store)\b"
+    r"|never\s+forget|make\s+a\s+note|take\s+note|note|save|store|flag|put\s+(?:a\s+)?note)\b"
     r"(?:\s+(?:on|in|to)\s+(?:my|the|your)\s+(?:profile|file|account|record|records|notes))?"  # "save on my profile that"
     r"(?:\s+(?:of|that|this|the\s+fact\s+that))?"
     r"(?:\s*[:,-]\s*|\s+)(?P<body>.+)$",

@@ -67,8 +67,8 @@ _REACH_ME = (r"(?:call|ring|phone|text|sms|message|whatsapp|reach|contact|get\s+
 _OWN_PHONE = re.compile(
     rf"(?P<owner>\b(?:my|our)\s+)?(?P<quals>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})\b(?P<noun>{_PHONE_NOUN})\b"
     r"(?:\s+(?:number|no\.?|#))?(?:\s+(?:on\s+file|on\s+(?:the|my)\s+account|for\s+(?:the|my)\s+account|here|now"
-    r"|these\s+days|while\s+I'm\s+here))?"
-    r"\s*(?:is\s+now|(?:has\s+|'s\s+)?changed(?:\s+to|\s*[,:;-]\s*(?:it's|it\s+is|the\s+new\s+one\s+is)?)|is|'s|:|=|-)?"
+    r"|these\s+days|while\s+I'm\s+here|at\s+home|at\s+work|at\s+the\s+office))?"
+    r"\s*(?:is\s+now|(?:has\s+|'s\s+)?changed(?:\s+to|\s*[,:;-]\s*(?:it's|its|it\s+is|the\s+new\s+one\s+is)?)|is|'s|:|=|-)?"
     rf"\s*(?:(?:now|still|also|actually)\s+)?(?P<number>{_PHONE_VALUE})"
     rf"|\b{_REACH_ME}(?:\s+at\s+(?P<place>home|work|the\s+office))?\s+(?:on|at|via)"
     rf"\s+(?:my\s+)?(?P<quals2>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})(?:(?P<noun2>{_PHONE_NOUN})\b(?:\s+number)?)?"
@@ -80,7 +80,7 @@ _OWN_PHONE = re.compile(
     rf"|\b(?:call|ring|phone|reach|contact)\s+(?:me|us)\b[^.:;?!]{{0,40}}:\s*(?P<number5>{_PHONE_VALUE})"
     # "I changed my number, it's 07700 900 222 now", "got a new mobile number: ..."
     rf"|\b(?:changed|got|have|switched\s+to)\s+(?:my|a\s+new|a)\s+(?:new\s+)?(?P<noun6>mobile|cell|phone)?\s*(?:number|mobile"
-    rf"|phone)\b[\s,;:-]+(?:(?:it's|it\s+is|the\s+new\s+one\s+is|which\s+is)\s+)?(?:now\s+)?(?P<number6>{_PHONE_VALUE})"
+    rf"|phone)\b[\s,;:-]+(?:(?:it's|its|it\s+is|the\s+new\s+one\s+is|which\s+is)\s+)?(?:now\s+)?(?P<number6>{_PHONE_VALUE})"
     # "best is whatsapp on +353 87 214 5590": the best way to reach the user, and the number for it
     r"|^(?:the\s+)?best\s+(?:is|would\s+be|way\s+is|way\s+to\s+(?:reach|contact)\s+me\s+is)\s+(?:by\s+|on\s+|via\s+)?"
     rf"(?P<noun7>whatsapp|mobile|cell|phone|text|sms|landline)\s*(?:on|at|:)\s*(?P<number7>{_PHONE_VALUE})"
@@ -535,7 +535,7 @@ def _contact_time(text: str, ctx: RuleContext) -> list[Candidate]:
 # A number shaped like a phone number and nothing else: international (+), a trunk 0, or North American 3-3-4.
 PHONE_SHAPED = re.compile(r"(?<![\w+(/.-])(?:\+\d{1,3}[\s.-]?\(?\d[\d\s().-]{6,16}\d|0\d{1,4}[\s-]\d[\d\s-]{5,12}\d"
                            r"|\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4})(?![\w-]|\.\d)")
-_SOMEONE_ELSE_HERE = re.compile(rf"\b(?:his|her|their|him|them|its|your|the\s+company's|website|site|shop|store|office's"
+_SOMEONE_ELSE_HERE = re.compile(rf"\b(?:his|her|their|him|them|he|she|its|your|the\s+company's|website|site|shop|store|office's"
                                 rf"|bill|account|order|reference|ref|policy|case|ticket|booking|invoice|meter|serial"
                                 rf"|tracking|membership|customer)\b|\b{_NOT_POSSESSIVES}[A-Za-z]+'s\b", re.I)
 

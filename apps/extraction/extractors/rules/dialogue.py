@@ -48,7 +48,8 @@ _ADDRESS_ANSWER = re.compile(r"^(?:(?:sure|yes|ok|okay|it's|it\s+is|(?:the\s+|ou
                              r"[^,;]*?(?:,\s*[^,;]+?){0,3})$", re.I)
 # "Sure, it's 07700 900123": what may stand before a bare phone number or email address.
 _AFFIRMATIVE = r"(?:sure|yes|yep|yeah|yup|ok|okay|of\s+course|certainly)"
-_VALUE_LEAD = re.compile(rf"^(?:(?:{_AFFIRMATIVE}|it's|it\s+is|that's|that\s+is)[\s,:.!-]+)*", re.I)
+_VALUE_LEAD = re.compile(rf"^(?:(?:{_AFFIRMATIVE}|it's|it\s+is|that's|that\s+is|(?:the\s+)?new\s+(?:one\s+)?is)[\s,:.!-]+)*",
+                         re.I)
 
 
 # "We'll text your mobile, is that still 07700 900 207?" / "Yes": the agent's value, confirmed.

@@ -551,7 +551,9 @@ def _stems(text: str) -> set[str]:
             if word.casefold() not in _NOT_NEWS and not word.isdigit()}  # "07825 441 360" is no three words
 
 
-_NAME_THEN_ADDRESS = re.compile(r"^(?P<name>(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*)){1,3}),\s+(?P<address>\d{1,5}[A-Za-z]?\s+"
+# "My name is Rajinder Singh Bhogal, of 27 Elmfield Road, ..." reads the same as the bare sign-up line.
+_NAME_THEN_ADDRESS = re.compile(r"^(?:(?i:my\s+name\s+is|I'm|I\s+am|this\s+is)\s+)?(?P<name>(?-i:[A-Z][\w'.-]*)(?:\s+(?-i:[A-Z][\w'.-]*)){1,3}),"
+                                r"\s+(?:(?i:of|from|at)\s+)?(?P<address>\d{1,5}[A-Za-z]?\s+"
                                 r"(?-i:[A-Z])[^,;]+(?:,\s*[^,;]+){0,3})$")
 _NOT_SIGNATURE_WORDS = frozenset("dear hi hello hey thanks thank morning evening afternoon good support team customer "
                                  "service sir madam all".split())

@@ -481,8 +481,11 @@ _CANNOT_CONSUME = re.compile(r"^I\s+(?:can't|cannot|can\s+not|don't|do\s+not|mus
                              r"(?:\s+(?:at\s+all|anymore|any\s+more))?(?:\s+(?:because|since|as|due)\b.*)?$", re.I)
 _AGE = re.compile(r"^I(?:'m|\s+am|(?:'ve|\s+have)?\s+just\s+turned|\s+turned)\s+(?P<age>\d{1,3})(?:\s*(?:years?\s+old"
                   r"|yrs?\s+old|yo|y/o|year-old))?(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today|\s+recently)?$", re.I)
-_BIRTHDAY = re.compile(r"^(?:my\s+(?:birthday|bday|b-day|date\s+of\s+birth|dob)\s+is|I\s+was\s+born\s+on)\s+(?:on\s+)?"
-                       r"(?P<when>.+)$", re.I)
+_BIRTHDAY = re.compile(r"^(?:my\s+(?:birthday|bday|b-day|date\s+of\s+birth|dob)(?:\s+is|\s*:)|I\s+was\s+born\s+on)\s+(?:on\s+)?"
+                       r"(?P<when>.+)$"
+                       # "DOB is 3 May 1981", "date of birth: 03/05/1981": the form's label, the customer's own
+                       r"|^(?:(?:and|also|oh)[\s,]+)*(?:dob|d\.o\.b\.?|date\s+of\s+birth)\s*(?:is\s+|:\s*|-\s*|\s)(?P<when2>.+)$",
+                       re.I)
 _BORN_IN = re.compile(r"^I\s+was\s+born\s+in\s+(?P<where>.+)$", re.I)
 _NATIONALITY = re.compile(rf"^I{_AM}\s+(?P<nat>[A-Za-z]+)$", re.I)
 _SPEAK = re.compile(rf"^I{ADV}\s+(?:can\s+)?speak\s+(?P<langs>.+)$", re.I)
@@ -540,9 +543,12 @@ def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
         content = person.sentence(f"turned {age}" if turned else f"is {age} years old")
         return fact("age", "identity.age", confidence=0.85, content=content, value=age)
     if match := _BIRTHDAY.match(text):
-        dates = find_dates(match.group("when"), ctx.reference)
+        when = match.group("when") or match.group("when2")
+        dates = find_dates(when, ctx.reference)
         metadata = {"date_text": dates[0].text} if dates else {}
-        return fact("birthday", "identity.birthday", **metadata) if dates else []
+        content = None if re.match(r"(?:my\s+(?:birthday|bday|b-day)|I\s+was)\b", text, re.I) else (
+            f"{person.possessive} date of birth is {when.strip()}")
+        return fact("birthday", "identity.birthday", content=content, **metadata) if dates else []
     if match := _BORN_IN.match(text):
         where = match.group("where")
         if re.fullmatch(r"(?:19|20)\d{2}", where.strip()):

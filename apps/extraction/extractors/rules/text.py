@@ -23,7 +23,13 @@ _SHORTHAND_WORD = re.compile(r"(?<![\w'@.])(?:i|im|Im|ive|dont|doesnt|didnt|cant
 _SPACES = re.compile(r"[^\S\n]+")
 
 
+# A dash between words sets off a clause ("founder of Loop Analytics — we're on the Team plan"); one between numbers
+# is a range ("9–5").
+_CLAUSE_DASH = re.compile(r"\s*\u2014\s*|\s+\u2013\s+(?!\d)|(?<!\d)\s+\u2013\s+")
+
+
 def normalise_text(text: str) -> str:
+    text = _CLAUSE_DASH.sub("; ", text)
     text = text.translate(_TYPOGRAPHY)
     text = _SHORTHAND_WORD.sub(lambda match: _SHORTHAND[match.group(0)], text)
     return _SPACES.sub(" ", text)
