@@ -23,6 +23,7 @@ from apps.extraction.extractors.base import (
     replace_named_value,
     retracted_subjects,
 )
+from apps.extraction.extractors.rules.text import names_topic
 from apps.extraction.redaction import (
     detail_values,
     emails_named_after,
@@ -102,6 +103,8 @@ class _LiveMemories:
             for name in person.split():  # "Beatriz" in "beatriz.nogueira@...", "pryce" in "g.pryce@..."
                 if len(name) >= 3:
                     relevant |= Q(content__icontains=name)
+        for topic in [c.metadata["topic"] for c in candidates if c.action == "delete" and c.metadata.get("topic")]:
+            relevant |= Q(*[Q(content__icontains=word) for word in topic])  # "the note about he lost his job"
         for retracted in sorted({c.subject for c in candidates if c.subject and c.action == "delete"}):
             for kin in retracted_subjects(retracted):
                 relevant |= Q(metadata__subject=kin) | Q(metadata__subject__startswith=f"{kin}:")
@@ -171,6 +174,10 @@ class _LiveMemories:
         person, detail = metadata.get("person"), metadata.get("detail")
         naming = [memory for memory in self.memories.values()
                   if names_retracted_value(candidate, memory.content, (memory.metadata or {}).get("subject"))]
+        if topic := metadata.get("topic"):  # "remove the note about he lost his job": the notes about it
+            naming += [memory for memory in self.memories.values()
+                       if names_topic(memory.content, topic) and memory not in naming]
+            return naming, []
         if person and not detail and person[:1].isupper():  # "take Alex off the account": the notes naming Alex too
             naming += [memory for memory in self.memories.values()
                        if names_person(memory.content, person) and memory not in naming]

@@ -83,8 +83,10 @@ def mentions_person(content: str, person: str) -> bool:
 
 def names_person(content: str, person: str) -> bool:
     """Whether `content` names `person` in full, as whole words and capitalised as a name ("Alex" in "Alex Moreau",
-    never in "Alexandra"; "Bill" the person, never "the bill")."""
-    return re.search(rf"(?<!\w){re.escape(person.strip())}(?!\w)", content) is not None
+    never in "Alexandra"; "Bill" the person, never "the bill"). A full name of two words or more is the person however
+    it was typed ("lewis fenwick")."""
+    flags = re.I if len(person.split()) >= 2 else 0
+    return re.search(rf"(?<!\w){re.escape(person.strip())}(?!\w)", content, flags) is not None
 
 
 def emails_named_after(content: str, person: str) -> list[str]:

@@ -294,3 +294,15 @@ def test_a_thing_forgotten_by_name_takes_the_memories_naming_it_and_no_other(ses
     assert status == {"Alice's cards: the Amex ending 2006 is for personal stays": "deleted",
                       "Alice has the Premium add-on": "deleted", "Alice is on the Premium plan": "active"}
     assert MemoryRevision.objects.filter(memory__content__contains="Amex", action="delete").exists()
+
+
+def test_a_note_forgotten_by_its_topic_takes_the_notes_holding_all_of_it(session, job):
+    _run(session, job, fact("Alice's husband Karim lost his job in January"), fact("Alice has a new job at Tesco"),
+         fact("Alice lost her card last week"))
+
+    counts = _run(session, job, fact("Alice asked to forget the note about he lost his job", seqs=[3], action="delete",
+                                     metadata={"topic": ["lost", "job"]}))
+
+    assert counts.deleted == 1
+    assert set(Memory.objects.filter(status="active").values_list("content", flat=True)) == {
+        "Alice has a new job at Tesco", "Alice lost her card last week"}

@@ -66,3 +66,12 @@ def test_only_phone_numbers_and_email_addresses_are_cut_out_of_notes(value, deta
 ])
 def test_a_person_is_named_only_by_their_name_as_a_name(content, named):
     assert names_person(content, "Bill") is named
+
+
+@pytest.mark.parametrize(("content", "named"), [
+    ("The user's boyfriend lewis fenwick will drive too", True),
+    ("The user's boyfriend Lewis Fenwick will drive too", True),
+    ("The user lives on Lewis Street near Fenwick", False),
+])
+def test_a_full_name_is_the_person_however_it_was_typed(content, named):
+    assert names_person(content, "Lewis Fenwick") is named

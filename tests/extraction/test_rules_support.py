@@ -2472,3 +2472,16 @@ def test_a_name_of_an_address_gives_both():
 
 def test_what_the_customer_asks_to_flag_is_kept():
     assert one(extract("Also please flag I'm allergic to penicillin."), "allergy:penicillin")
+
+
+def test_a_note_the_customer_asks_to_have_removed_is_forgotten_by_what_it_is_about():
+    [delete] = [c for c in extract("And please remove the note about he lost his job, it's ok now.") if c.action == "delete"]
+
+    assert (delete.subject, delete.metadata["topic"]) == (None, ["lost", "job"])
+
+
+def test_someone_the_agent_removed_with_their_details_is_forgotten():
+    [delete] = [c for c in conversation(("assistant", "I've removed Dean and his number from your account; we won't share "
+                                                      "anything with him.")) if c.action == "delete"]
+
+    assert delete.metadata["person"] == "Dean"

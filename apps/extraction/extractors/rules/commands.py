@@ -21,7 +21,7 @@ from apps.extraction.extractors.rules.identifiers import identifier_kind, identi
 from apps.extraction.extractors.rules.people import contact_named, someones_detail
 from apps.extraction.extractors.rules.person import rewrite_first_person
 from apps.extraction.extractors.rules.preferences import object_key
-from apps.extraction.extractors.rules.text import MAX_CLAUSE_CHARS, Clause, split_clauses, strip_filler
+from apps.extraction.extractors.rules.text import MAX_CLAUSE_CHARS, Clause, split_clauses, strip_filler, topic_words
 
 _POLITE = (r"^(?:please\s+|kindly\s+)?(?:(?:(?:can|could|would|will)\s+you|you\s+can|you\s+may)\s+(?:please\s+|kindly\s+)?)?"
            r"(?:also\s+|just\s+)?(?:please\s+|kindly\s+)?")
@@ -545,6 +545,14 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         if (vague := _VAGUE_TAIL.match(" ".join(match.group("noun").split()))) and not _NEVER_MIND.search(
                 ctx.sentence or what):  # "forget the Outlook thing, it's working now": no request about data
             return _statement_forgotten(vague.group("topic"), ctx, clause_rules)
+    topic = re.split(r"[,;]|\s+(?:because|since|as|so|but|it's)\b", note.group("topic"))[0] if (
+        note := _NOTE_ABOUT.match(what)) and not re.match(r"(?:my|our)\b", note.group("topic"), re.I) else ""
+    if len(words := topic_words(topic)) >= 2:
+        # "remove the note about he lost his job": the notes holding every word of it
+        said = rewrite_first_person(topic, ctx.person)
+        candidate = _delete(ctx, None, f"asked to forget the note about {said}", "retract.forget")
+        candidate.metadata["topic"] = words
+        return [candidate]
     if (named := NAMED_THING.match(what)) and is_thing_name(named.group("name"), ctx):
         # "remove the Amex from my profile": whatever memory names it
         said = re.sub(r"^(?:my|our)\b", "their", what, flags=re.I)
@@ -552,6 +560,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
     return []  # "forget it", "delete my account": not a memory we can name
 
 
+_NOTE_ABOUT = re.compile(r"^(?:the|that|my|any|your)\s+(?:notes?|bit|part|comment|entry|info(?:rmation)?)\s+"
+                         r"(?:about|regarding|saying|that\s+says)\s+(?:(?:the\s+)?fact\s+(?:that\s+)?)?(?P<topic>.+)$", re.I)
 # "the Amex", "my Netflix add-on", "the Galaxy Tab S9": a thing the customer has, called by its name (the thing,
 # "Netflix add-on", is what a memory must name to go: not every memory naming Netflix).
 NAMED_THING = re.compile(r"^(?i:the|my|our|your|that)\s+(?P<thing>(?P<name>(?-i:[A-Z][\w&'!+-]+)(?:\s+(?-i:[A-Z0-9][\w&'!+-]*)){0,3})"

@@ -189,7 +189,11 @@ _SOMEONE = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
 # "I've removed Javed from your membership and from our records": one name alone is someone only where what is known
 # of them goes too.
 _FROM_RECORDS = re.compile(r"\b(?:from|off)\s+(?:our|your|the)\s+(?:records?|files?|system|database|details)\b", re.I)
-_REMOVED_NAME = re.compile(r"\b(?:removed|deleted|erased)\s+(?P<name>(?-i:[A-Z][a-z'-]+))\s+from\b")
+_REMOVED_NAME = re.compile(r"\b(?:removed|deleted|erased)\s+(?P<name>(?-i:[A-Z][a-z'-]+))\s+(?:and\s+(?:his|her|their)\s+[\w ]{2,30}?\s+)?"
+                           r"from\b")
+# "I've removed Dean and his number from your account": what is known of them goes with them.
+_AND_THEIR_DETAILS = re.compile(r"\band\s+(?:his|her|their)\s+(?:(?:phone|mobile|contact)\s+)?(?:number|details|email|phone"
+                                r"|info(?:rmation)?|data|address)\b", re.I)
 
 
 # A booking the agent confirms, with its date: "You're booked with Dr Lindgren on Wednesday 24 June",
@@ -405,7 +409,8 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     if _REMOVED_PRONOUN.search(text):
         return []  # "I've removed him from your account": who, only the conversation says
     if _REMOVAL.search(text) and (_VALUE_LIKE.search(text) or _SOMEONE.search(text) or _REMOVED_DETAIL.search(text)
-                                  or _REMOVED_NAME.search(text) and _FROM_RECORDS.search(text)
+                                  or _REMOVED_NAME.search(text) and (_FROM_RECORDS.search(text)
+                                                                     or _AND_THEIR_DETAILS.search(text))
                                   or _REMOVED_THING.match(text)):
         # "I've removed 07700 900 123 from your file": a removal must not store again what it removed, and takes
         # the removed person or detail out of what is known ("Priyanka Shah has been removed").
@@ -513,7 +518,8 @@ def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
                                        confidence=0.8, rule="support.removed", tags=("retraction",),
                                        metadata={"value": thing.group("thing")}, action="delete"))
             continue
-        one_name = re.fullmatch(r"(?-i:[A-Z][a-z'-]+)", part) and _FROM_RECORDS.search(text)
+        one_name = re.fullmatch(r"(?-i:[A-Z][a-z'-]+)", part) and (_FROM_RECORDS.search(text)
+                                                                   or _AND_THEIR_DETAILS.search(text))
         metadata = [{"value": value} for value in values] or (
             [{"value": part, "person": part}] if _PERSON.match(part) or one_name else [])
         found += [ctx.candidate(f"The assistant removed {said['value']}", confidence=0.8, rule="support.removed",

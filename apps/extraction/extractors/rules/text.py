@@ -264,3 +264,29 @@ _DEICTIC_THING = re.compile(r"(?:\b(?:this|these|those)|\b(?:in|at|on|for|from|w
 def refers_to_context(text: str) -> bool:
     """Whether `text` is about something only the conversation around it names ("this shop", "that time")."""
     return _DEICTIC_THING.search(text) is not None
+
+
+# Words that say nothing of what a note is about: "the note about he lost his job" is about losing a job.
+_NOT_TOPIC_WORDS = frozenset(
+    "the a an he she they it i we you his her their its my our your him them me us is are was were be been has have had "
+    "that this those these about on of to for in at and or with from any all some note notes bit part thing info "
+    "information entry comment record now then there here".split())
+
+
+def topic_words(text: str) -> list[str]:
+    """The words a note about `text` must hold, as stems ("he lost his job" -> ["lost", "job"])."""
+    return [_stem(word) for word in re.findall(r"[a-z][a-z'-]*", text.casefold()) if word not in _NOT_TOPIC_WORDS]
+
+
+def names_topic(content: str, words: list[str]) -> bool:
+    """Whether `content` holds every word of a topic (two words at least, so one word never empties a profile)."""
+    held = {_stem(word) for word in re.findall(r"[a-z][a-z'-]*", content.casefold())}
+    return len(words) >= 2 and all(word in held for word in words)
+
+
+def _stem(word: str) -> str:
+    word = word.removesuffix("'s")
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
