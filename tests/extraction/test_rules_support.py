@@ -2485,3 +2485,47 @@ def test_someone_the_agent_removed_with_their_details_is_forgotten():
                                                       "anything with him.")) if c.action == "delete"]
 
     assert delete.metadata["person"] == "Dean"
+
+
+def test_the_customers_own_number_before_another_persons_is_theirs():
+    candidates = extract("Contact me on 07824 557 190, or my husband Alasdair on 07824 557 344 if I'm not answering.")
+
+    assert one(candidates, "phone").metadata["value"] == "07824 557 190"
+    assert "07824 557 344" in one(candidates, "contact:husband").content
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("From now on my husband might collect for me sometimes, he's Declan Gallagher, number 07722 309 114.",
+     "contact:husband", "The user's husband is Declan Gallagher (07722 309 114)"),
+    ("My wife usually calls, she's Anna, on 07700 900 333.", "contact:wife", "The user's wife is Anna (07700 900 333)"),
+])
+def test_a_relation_named_after_what_they_do_is_a_contact(text, subject, content):
+    assert one(extract(text), subject).content == content
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("Levothyroxine 75mcg once a day and a Clenil inhaler for asthma.", "medication:levothyroxine",
+     "The user takes Levothyroxine 75mcg once a day"),
+    ("I'm on ramipril 5 mg every morning.", "medication:ramipril", "The user takes ramipril 5 mg every morning"),
+])
+def test_a_medicine_the_customer_takes_at_a_dose_is_kept(text, subject, content):
+    assert one(extract(text), subject).content == content
+
+
+@pytest.mark.parametrize("text", ["He takes metformin 500mg twice daily.", "Please add 250 ml of milk.",
+                                  "My dog takes Apoquel 16mg daily.", "The bottle is about 500 ml."])
+def test_someone_elses_medicine_or_a_measure_is_no_medication_of_the_customers(text):
+    assert not [c for c in extract(text) if (c.subject or "").startswith("medication:")]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Direct debit please, on the 20th of each month if that's possible.",
+     "The user pays by direct debit on the 20th of each month"),
+    ("By standing order please.", "The user pays by standing order"),
+])
+def test_how_the_customer_will_pay_as_an_answer_is_their_payment_method(text, content):
+    assert one(extract(text), "payment_method").content == content
+
+
+def test_paying_once_by_card_is_no_payment_method():
+    assert not [c for c in extract("By card please.") if c.subject == "payment_method"]

@@ -392,8 +392,22 @@ _CLOSED_ACCOUNT = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:closed|cancell?
                              r"[\w.&-]*(?:\s+[A-Z][\w.&-]*)?)\s+account\b.*$")
 
 
+# "Direct debit please, on the 20th of each month": the answer to how they will pay, and when.
+_DEBIT_ANSWER = re.compile(r"^(?:(?:and|also|oh)[\s,]+)*(?:(?:by|via|through)\s+)?(?P<method>direct\s+debit|standing\s+order|card"
+                           r"|bank\s+transfer|paypal)(?:\s+(?:please|pls|is\s+best|is\s+fine))?(?:[,\s]+(?:on|taken\s+on|every)"
+                           r"\s+(?:the\s+)?(?P<day>\d{1,2}(?:st|nd|rd|th)?)(?:\s+of\s+(?:each|every|the)\s+month)?)?"
+                           r"(?:[,\s]+if\s+(?:that's|that\s+is|it's)\s+(?:possible|ok(?:ay)?))?$", re.I)
+
+
 def _payment(ctx: RuleContext, text: str) -> list[Candidate]:
     """How the customer pays ("I always pay with PayPal", "use my Amex ending 1009 as the default"): one method."""
+    if (answer := _DEBIT_ANSWER.match(text.rstrip(" .!"))) and (answer.group("day") or re.match(
+            r"(?:direct|standing)\b", answer.group("method"), re.I)):  # "by card please" may pay once
+        method = " ".join(answer.group("method").lower().split())
+        when = f" on the {answer.group('day')} of each month" if answer.group("day") else ""
+        return [ctx.candidate(ctx.person.sentence(f"pays by {method}{when}"), memory_type="preference",
+                              confidence=0.8, rule="business.payment", subject="payment_method", tags=("payment",),
+                              metadata={"value": method})]
     if match := _CLOSED_ACCOUNT.match(text):
         return [ctx.candidate(ctx.person.sentence(f"closed their {match.group('what')} account"), confidence=0.8,
                               rule="business.payment.closed", subject="payment_method", tags=("retraction",),

@@ -140,6 +140,11 @@ def email_kind(word: str) -> str | None:
 def contacts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     """The user's own email addresses and phone numbers stated in `clause`."""
     text = clause.text
+    if (relation := MY_RELATION.search(text)) and not _THIRD_PARTY.search(text) and _CALL_ME.search(
+            before := text[:relation.start()]) and not uncertain_in_itself(before) and not clause.question:
+        # "Contact me on 07824 557 190, or my husband Alasdair on ... if I'm not answering": the user's own, up to
+        # where the other person begins
+        return own_phones(before, ctx) + _emails(before, ctx)
     if clause.uncertain:
         # "if the courier needs to call, my cell is ...": the condition says when to use a detail, not whether it
         # holds; a clause hedged in its own words ("maybe my number is ...") still says nothing.

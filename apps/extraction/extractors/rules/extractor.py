@@ -49,6 +49,7 @@ from apps.extraction.extractors.rules.people import (
     contacts_named_in_passing,
     mentioned_contact,
     people_named,
+    relation_named_after,
     relations_email,
     with_pronouns_resolved,
 )
@@ -377,6 +378,8 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                 named_here += people_named(sentence.text)
                 admitted_error = bool(_ADMITS_ERROR.search(sentence.text))
                 found += stated + contacts_named_in_passing(sentence.text, ctx, stated) + children_named(sentence.text, ctx)
+                if named_after := relation_named_after(sentence.text):
+                    found += contacts_named_in_passing(named_after, ctx, stated)
                 someone_named = contact is not None or any(
                     (getattr(said, "subject", None) or "").startswith("contact:") for said in found)
                 found += unclaimed_phones(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named)

@@ -602,4 +602,29 @@ def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
 
 
 # First match wins within a clause: a clause is one statement.
-IDENTITY_RULES = (_name, _attributes, _work, _home)
+# "Levothyroxine 75mcg once a day", "I'm on ramipril 5 mg": a medicine the customer takes, known by its dose.
+_DOSED = re.compile(r"(?:^|\b(?:I\s+take|I'm\s+on|I\s+am\s+on|I\s+use|taking|and|plus|also)\s+|^(?:(?:my|the)\s+)?)"
+                    r"(?P<drug>(?-i:[A-Z])[a-z]{3,}(?:\s+(?-i:[A-Z])[a-z]+)?|[a-z]{5,})\s+(?P<dose>\d+(?:\.\d+)?\s?"
+                    r"(?:mg|mcg|µg|micrograms?|milligrams?|ml|iu|units?))\b(?P<rest>[^.;,]*)", re.I)
+_SOMEONE_ELSE_TAKES = re.compile(r"\b(?:he|she|his|her|they|their|him|them)\b|\b(?:my|our)\s+(?:son|daughter|husband|wife"
+                                 r"|partner|mum|mother|dad|father|child|kids?|baby|dog|cat|patient)\b", re.I)
+_NOT_DRUGS = frozenset("about around only just over under nearly almost roughly approximately maybe".split())
+
+
+def _medication(ctx: RuleContext, text: str) -> list[Candidate]:
+    """One memory per medicine the customer says they take at a dose; someone else's medicines are theirs."""
+    if _SOMEONE_ELSE_TAKES.search(ctx.sentence or text):
+        return []
+    found = []
+    for match in _DOSED.finditer(text):
+        drug = match.group("drug")
+        if drug.lower() in _NOT_DRUGS or drug.lower() in lexicon.COMMON_WORDS:
+            continue
+        rest = re.split(r"\s+(?:and|but|because|so)\b", match.group("rest"))[0].rstrip()
+        found.append(ctx.candidate(ctx.person.sentence(f"takes {drug} {match.group('dose')}{rest}"), confidence=0.85,
+                                   rule="health.medication", subject=f"medication:{normalise_key(drug)}",
+                                   tags=("health",), metadata={"value": drug, "dose": match.group("dose")}))
+    return found
+
+
+IDENTITY_RULES = (_name, _attributes, _work, _home, _medication)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules import lexicon
-from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED
+from apps.extraction.extractors.rules.contacts import EMAIL, MY_RELATION, PHONE, PHONE_SHAPED
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import MONTHS, WEEKDAYS
 from apps.extraction.extractors.rules.person import ADVERBS, rewrite_first_person, rewrite_second_person
@@ -181,6 +181,20 @@ def children_named(text: str, ctx: RuleContext) -> list[Candidate]:
                                    metadata={"relation": "child", "name": name}))
         rest = rest[child.end():]
     return found
+
+
+# "my husband might collect for me sometimes, he's Declan Gallagher, number 07722 ...": named after what they do.
+_NAMED_AFTER = re.compile(r"^[^.;]{0,80}?,\s+(?:he's|she's|he\s+is|she\s+is|his\s+name\s+is|her\s+name\s+is"
+                          r"|(?:he|she)(?:'s|\s+is)\s+called)\s+(?P<rest>(?-i:[^\W\d_a-z])[\w'-]+(?:\s+(?-i:[^\W\d_a-z])[\w'-]+){0,2}"
+                          r"(?:[,;]?\s.*)?)$", re.I)
+
+
+def relation_named_after(text: str) -> str | None:
+    """"my husband Declan Gallagher, number 07722 ..." for "my husband might collect ..., he's Declan Gallagher,
+    number 07722 ...": the contact as named in passing, for contacts_named_in_passing; None when no one is."""
+    if not (relation := MY_RELATION.search(text)) or not (named := _NAMED_AFTER.match(text[relation.end():])):
+        return None
+    return f"my {relation.group('relation')} {named.group('rest')}"
 
 
 def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[Candidate]:
