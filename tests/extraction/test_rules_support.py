@@ -2529,3 +2529,14 @@ def test_how_the_customer_will_pay_as_an_answer_is_their_payment_method(text, co
 
 def test_paying_once_by_card_is_no_payment_method():
     assert not [c for c in extract("By card please.") if c.subject == "payment_method"]
+
+
+@pytest.mark.parametrize(("text", "resolved"), [
+    ("Camille's last day will be 31 July", "2026-07-31"),
+    ("My last payment is due on 5 June", "2026-06-05"),
+    ("I was there on 31 July", "2025-07-31"),
+])
+def test_last_puts_a_date_in_the_past_only_as_last_week_or_last_monday(text, resolved):
+    [mention] = find_dates(text, datetime(2026, 5, 18, tzinfo=UTC).date())
+
+    assert mention.metadata()["date"] == resolved

@@ -61,7 +61,10 @@ _FIXED_HOLIDAYS = {"christmas": (12, 25), "christmas day": (12, 25), "christmas 
 _JOIN_RANGE = re.compile(rf"^{_TO}$", re.I)
 _RANGE_OPENER = re.compile(r"\b(?:from|between)\s+$", re.I)
 # Verbs that put a date in the past ("I moved in January"); "I've scheduled a visit for Thursday" stays ahead.
-_PAST_TENSE = re.compile(r"\b(?:was|were|had|did|went|ago|last|yesterday|used\s+to|moved|started|joined|received"
+# "last" only as "last week", "last Monday": "my last day will be 31 July" is ahead.
+_PAST_TENSE = re.compile(r"\b(?:was|were|had|did|went|ago|last(?=\s+(?:week|month|year|night|time|weekend|summer|winter"
+                         r"|spring|autumn|fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)|yesterday|used\s+to"
+                         r"|moved|started|joined|received"
                          r"|ordered|bought|paid|charged|happened|arrived|delivered|visited|got|came|left|lost|broke"
                          r"|returned|cancell?ed|placed|passed\s+away|died|retired|graduated)\b", re.I)
 _WEEKDAY_BEFORE_DATE = re.compile(r"^,?\s*(?:the\s+)?$", re.I)
