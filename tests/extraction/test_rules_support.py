@@ -948,6 +948,7 @@ def test_other_musts_about_orders_are_no_delivery_time(text):
     ("Your default courier has been changed to DPD from Monday.", "setting:courier", "DPD"),
     ("I've updated your home airport to Bristol (BRS) and your email to p@example.com.", "setting:home airport",
      "Bristol"),
+    ("Home airport set to Leeds Bradford (LBA) as you asked by email.", "setting:home airport", "Leeds Bradford"),
 ])
 def test_a_setting_the_agent_set_is_the_customers(text, subject, value):
     assert one(extract(text, role="assistant"), subject).metadata["value"] == value

@@ -266,7 +266,8 @@ def confirmed_change(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         match = named
     if match:
         # "... to Bristol (BRS) and your email to ...": the value ends where the next change begins
-        value = re.split(r"\s+and\s+(?:your|you|the)\b", match.group("value").strip(), maxsplit=1, flags=re.I)[0]
+        value = re.split(r"\s+and\s+(?:your|you|the)\b|\s+as\s+(?:you|requested|asked|discussed|agreed)\b",
+                         match.group("value").strip(), maxsplit=1, flags=re.I)[0]
         value = re.sub(r"\s*\([^)]*\)$", "", value) or value
         rest = rewrite_second_person(match.group("rest") or "", person)
         what = match.group("what")
