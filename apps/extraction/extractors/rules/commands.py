@@ -534,8 +534,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         if subject:
             label = lexicon.SUBJECT_LABELS.get(subject, noun)
             label = f"{qualifier} {label}" if qualifier and not label.startswith(qualifier) else label
-            if subject in _DETAIL_KINDS and qualifier and (kind := _DETAIL_KINDS[subject][0](qualifier)):
-                subject = _DETAIL_KINDS[subject][1](kind)  # "my delivery address": the shipping address, no other
+            if qualifier:
+                subject = qualified_detail_subject(subject, qualifier)  # "my delivery address": the shipping address
             candidate = _delete(ctx, subject, f"asked to forget their {label}", "retract.forget")
             if qualifier:
                 candidate.metadata["qualifier"] = qualifier
@@ -605,6 +605,14 @@ _DETAIL_KINDS = {
     subjects.EMAIL: (email_kind, subjects.email_subject),
     subjects.ADDRESS: (address_kind, subjects.address_subject),
 }
+
+
+def qualified_detail_subject(subject: str, qualifier: str) -> str:
+    """"phone" qualified by "office" -> "phone:work", "address" by "delivery" -> "address:shipping"; any other subject,
+    or a qualifier that names no kind, unchanged."""
+    if subject in _DETAIL_KINDS and (kind := _DETAIL_KINDS[subject][0](qualifier)):
+        return _DETAIL_KINDS[subject][1](kind)
+    return subject
 _IDENTIFIER_NOUN = re.compile(r"^(?P<kind>[\w-]+(?:\s+[\w-]+)?)\s+(?:number|no|id|code|reference|details|card)s?$")
 
 

@@ -230,9 +230,9 @@ def _as_statement(slot: str, piece: str) -> str | None:
         if named := re.match(rf"(?:(?:the|my|our)\s+)?{re.escape(head)}(?:\s+(?:number|no\.?|reference|id))?"
                              r"(?:\s+is|'s|:|\s+-)\s*", value, re.I):
             value = value[named.end():]
-    if slot.startswith("identifier:") and _ID_VALUE.fullmatch(value) and not PHONE_SHAPED.fullmatch(value):
-        label = label if re.search(r"\b(?:number|no|reference|id|registration|reg|serial)$", label) else f"{label} number"
-        return f"My {label} is {value}"
+        if _ID_VALUE.fullmatch(value) and not PHONE_SHAPED.fullmatch(value):
+            label = label if re.search(r"\b(?:number|no|reference|id|registration|reg|serial)$", label) else f"{label} number"
+            return f"My {label} is {value}"
     if slot == "phone" and PHONE.fullmatch(value) and 7 <= sum(char.isdigit() for char in value) <= 15:
         return f"My phone number is {value}"
     if slot == "email" and EMAIL.fullmatch(value):

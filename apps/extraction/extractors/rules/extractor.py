@@ -69,6 +69,7 @@ from apps.extraction.extractors.rules.support import (
 )
 from apps.extraction.extractors.rules.text import (
     MAX_CLAUSE_CHARS,
+    ONE_OFF,
     Clause,
     conditional_sentence,
     normalise_text,
@@ -83,8 +84,6 @@ AGENT_ROLES = ("assistant", "system", "tool")
 AGENT_RESTATEMENT_FACTOR = 0.85
 # Tried in order on each user clause; the first that recognises the clause wins.
 USER_FACT_RULES = IDENTITY_RULES + BUSINESS_RULES + PLAN_RULES + PREFERENCE_RULES
-_ONE_OFF = re.compile(r"\b(?:(?:just|only)\s+)?(?:for\s+)?this\s+(?:time|once|month|week|year|order|one)\b|\btoday\b"
-                      r"|\bfor\s+now\b|\buntil\b|\bjust\s+once\b", re.I)
 _STANDING_WISH = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:like|prefer|rather)\s+(?=(?:the|my|our|all|any"
                             r"|it|them|to\s+(?:get|have|receive))\b)", re.I)
 # "can you text me instead of emailing", "could the reminders come by text rather than email": a question that asks for
@@ -99,7 +98,7 @@ _THING_MODAL = re.compile(r"^(?P<thing>(?:the|my|our)\s+(?:[\w-]+\s+){0,2}?[\w-]
 def standing_request(text: str) -> str | None:
     """The standing request a question makes ("please text me instead of emailing", "the reminders should come by text
     rather than email"), or None for a question that asks no way of being served from now on."""
-    if not (asked := _ASKED_FOR.match(text)) or not _FROM_NOW_ON.search(text) or _ONE_OFF.search(text):
+    if not (asked := _ASKED_FOR.match(text)) or not _FROM_NOW_ON.search(text) or ONE_OFF.search(text):
         return None
     rest = text[asked.end():].rstrip(" ?")
     if thing := _THING_MODAL.match(rest):
@@ -671,7 +670,7 @@ def _clause_facts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         # "I'd like the alerts weekly, not daily": a wish about how they are served is a preference; any other
         # conditional or wishful clause states nothing
         if not _STANDING_WISH.match(clause.text) or uncertain_in_itself(_STANDING_WISH.sub("", clause.text)) or (
-                conditional_sentence(ctx.sentence)) or _ONE_OFF.search(ctx.sentence or clause.text):
+                conditional_sentence(ctx.sentence)) or ONE_OFF.search(ctx.sentence or clause.text):
             return incidental  # "... just for this month", "... this time": not how they want it from now on
         for rule in PREFERENCE_RULES:
             if stated := rule(ctx, clause.text):

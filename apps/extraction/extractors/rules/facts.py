@@ -613,8 +613,8 @@ _NOT_DRUGS = frozenset("about around only just over under nearly almost roughly 
 
 def _medication(ctx: RuleContext, text: str) -> list[Candidate]:
     """One memory per medicine the customer says they take at a dose; someone else's medicines are theirs."""
-    if _SOMEONE_ELSE_TAKES.search(ctx.sentence or text):
-        return []
+    if not any(char.isdigit() for char in text) or _SOMEONE_ELSE_TAKES.search(ctx.sentence or text):
+        return []  # every clause no earlier rule read comes here: most have no figure at all
     found = []
     for match in _DOSED.finditer(text):
         drug = match.group("drug")

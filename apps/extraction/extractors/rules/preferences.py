@@ -12,7 +12,7 @@ from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.person import IRREGULAR_PAST, is_past_participle, rewrite_first_person
 from apps.extraction.extractors.rules.subjects import setting_subject
-from apps.extraction.extractors.rules.text import cut_value, normalise_key, refers_to_context
+from apps.extraction.extractors.rules.text import ONE_OFF, cut_value, normalise_key, refers_to_context
 
 _AM = r"(?:'m|\s+am)"
 
@@ -269,7 +269,6 @@ def _setting(ctx: RuleContext, text: str) -> list[Candidate]:
 _NO_THING = re.compile(r"^(?:(?:and|also|oh|so|but)[\s,]+)*(?:please[\s,]+)?(?:absolutely\s+|definitely\s+)?no\s+"
                        r"(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)(?P<where>\s+(?:in|on|at|for|with|near)\s+[^,;]{2,40}?)?"
                        r"(?P<please>,?\s+(?:ever|at\s+all|please|pls|thanks?(?:\s+you)?))*$", re.I)
-_FOR_NOW = re.compile(r"\b(?:for\s+now|this\s+(?:time|once|week|month)|today|tonight|until|for\s+the\s+moment)\b", re.I)
 _NOT_WANTED_THINGS = frozenset("problem problems worries worry thanks thank need idea rush way matter change chance "
                                "one more longer further issue issues reason doubt answer reply luck sorry".split())
 
@@ -278,7 +277,7 @@ def nothing_wanted(ctx: RuleContext, text: str) -> list[Candidate]:
     """"no pork in anything please": what the customer never wants, or []."""
     match = _NO_THING.match(text.rstrip(" .!"))
     if not match or not (match.group("where") or match.group("please")) or match.group("what").split()[0].lower() in (
-            _NOT_WANTED_THINGS) or refers_to_context(match.group("what")) or _FOR_NOW.search(text):
+            _NOT_WANTED_THINGS) or refers_to_context(match.group("what")) or ONE_OFF.search(text):
         return []
     what = match.group("what").lower()
     where = match.group("where") or ""

@@ -10,17 +10,10 @@ import re
 from datetime import date
 
 from apps.extraction.extractors.base import Candidate
-from apps.extraction.extractors.rules import lexicon, subjects
-from apps.extraction.extractors.rules.addresses import address_kind, address_value, addresses
-from apps.extraction.extractors.rules.commands import NAMED_THING, is_thing_name
-from apps.extraction.extractors.rules.contacts import (
-    EMAIL,
-    PHONE,
-    contact_preferences,
-    email_kind,
-    phone_kind,
-    without_condition,
-)
+from apps.extraction.extractors.rules import lexicon
+from apps.extraction.extractors.rules.addresses import address_value, addresses
+from apps.extraction.extractors.rules.commands import NAMED_THING, is_thing_name, qualified_detail_subject
+from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contact_preferences, without_condition
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.dialogue import agrees
@@ -476,8 +469,6 @@ _REMOVED_DETAIL = re.compile(r"\b(?:removed|deleted|erased)\s+(?:also\s+)?your\s
 _REMOVED_THING = re.compile(r"^(?:the|your)\s+(?-i:[A-Z])[\w&'!+-]*(?:\s+[\w&'!+-]+){0,4}\s+(?:has|have)\s+(?:now\s+)?been"
                             r"\s+(?:removed|deleted|taken\s+off)\b", re.I)
 _ENDING_DIGITS = re.compile(r"\s+(?:ending(?:\s+in)?|ends\s+in)\s+\d{2,6}$", re.I)
-_KINDS_OF_DETAIL = {"phone": (phone_kind, subjects.phone_subject), "email": (email_kind, subjects.email_subject),
-                    "address": (address_kind, subjects.address_subject)}
 
 
 def _detail_subject(noun: str) -> str | None:
@@ -487,9 +478,8 @@ def _detail_subject(noun: str) -> str | None:
         return subject
     qualifier, _, rest = noun.partition(" ")
     subject = lexicon.SUBJECT_NOUNS.get(rest)
-    if subject in _KINDS_OF_DETAIL and (kind := _KINDS_OF_DETAIL[subject][0](qualifier)):
-        return _KINDS_OF_DETAIL[subject][1](kind)
-    return None
+    qualified = qualified_detail_subject(subject, qualifier) if subject else None
+    return qualified if qualified != subject else None  # "your old fee" names no detail
 
 
 def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:

@@ -261,6 +261,11 @@ _DEICTIC_THING = re.compile(r"(?:\b(?:this|these|those)|\b(?:in|at|on|for|from|w
                             r"|\b(?:mix|mixes|mixed|mess|messes|messed|sort|sorts|sorted)\s+(?:that|this|it|them)\s+up\b")
 
 
+# "just for this month", "this time", "today", "for now": a wish for once, not how the customer wants it from now on.
+ONE_OFF = re.compile(r"\b(?:(?:just|only)\s+)?(?:for\s+)?this\s+(?:time|once|month|week|year|order|one)\b|\btoday\b|\btonight\b"
+                     r"|\bfor\s+(?:now|the\s+moment)\b|\buntil\b|\bjust\s+once\b", re.I)
+
+
 def refers_to_context(text: str) -> bool:
     """Whether `text` is about something only the conversation around it names ("this shop", "that time")."""
     return _DEICTIC_THING.search(text) is not None
