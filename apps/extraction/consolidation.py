@@ -4,6 +4,7 @@ Runs inside the job's transaction; every decision that changes a memory writes a
 (through apps.memories.services) naming the job and the message seqs it came from.
 """
 
+import re
 import uuid
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ from apps.extraction.extractors.base import (
     replace_named_value,
     retracted_subjects,
 )
+from apps.extraction.extractors.rules.changes import Retired, names_old_value, restated_without
 from apps.extraction.extractors.rules.text import names_topic
 from apps.extraction.redaction import (
     detail_values,
@@ -69,6 +71,18 @@ def _replaced_names(candidate: Candidate) -> list[str]:
     return names
 
 
+def _retired_values(candidate: Candidate) -> list[Retired]:
+    """Old values the change a candidate states names as replaced ("Tuesdays instead of Wednesdays"), with what
+    replaces them, for the free-form notes naming them (apps/extraction/extractors/rules/changes.py)."""
+    if candidate.action == "delete":
+        return []
+    retired = []
+    for pair in (candidate.metadata or {}).get("retires", []):
+        if isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str) and pair[0]:
+            retired.append(Retired(pair[0], str(pair[1]) if pair[1] else None))
+    return retired
+
+
 def _live_memories(store: MemoryStore, user_id: str):
     return Memory.objects.filter(store=store, user_id=user_id, status=Memory.Status.ACTIVE)
 
@@ -103,6 +117,8 @@ class _LiveMemories:
             for name in person.split():  # "Beatriz" in "beatriz.nogueira@...", "pryce" in "g.pryce@..."
                 if len(name) >= 3:
                     relevant |= Q(content__icontains=name)
+        for value in sorted({retired.old for c in candidates for retired in _retired_values(c)}):
+            relevant |= Q(content__icontains=re.split(r"[\s$€£¥]+", value.strip("$€£¥"))[0])  # read exactly below
         for topic in [c.metadata["topic"] for c in candidates if c.action == "delete" and c.metadata.get("topic")]:
             relevant |= Q(*[Q(content__icontains=word) for word in topic])  # "the note about he lost his job"
         for retracted in sorted({c.subject for c in candidates if c.subject and c.action == "delete"}):
@@ -110,6 +126,7 @@ class _LiveMemories:
                 relevant |= Q(metadata__subject=kin) | Q(metadata__subject__startswith=f"{kin}:")
         # Embedded once here, for the near-duplicate check, and reused when a candidate is written.
         self.vectors: dict[str, list[float]] = {}
+        self.batch_seqs: dict = {}  # memory id -> the message seqs of this batch it was written from
         self.nearest = self._nearest_active(
             [candidate for candidate in candidates if candidate.action != "delete"]
         )
@@ -246,6 +263,27 @@ class _LiveMemories:
                 found.append(self.memories.get(memory.pk, memory))
         return found
 
+    def retiring(self, candidate: Candidate) -> list[tuple[Memory, str | None]]:
+        """Free-form notes naming an old value the candidate's change replaces, said before it (never a note of the
+        same message, which says the change itself), each with its wording as things now stand when it says more
+        than the old value (changes.restated_without), else None: it goes as a whole."""
+        retired = _retired_values(candidate)
+        if not retired:
+            return []
+        seqs = set(candidate.source_seqs)
+        found = []
+        for memory in list(self.memories.values()):
+            if (memory.metadata or {}).get("subject") or seqs & set(self.batch_seqs.get(memory.pk, ())):
+                continue
+            named = [each for each in retired if names_old_value(memory.content, each.old)]
+            if not named:
+                continue
+            content = memory.content
+            for each in named:
+                content = restated_without(content, each) if content else None
+            found.append((memory, content))
+        return found
+
     def naming(self, values: list[str]) -> list[Memory]:
         """Free-form memories that name one of `values` (an organisation or product the user has replaced)."""
         return [memory for memory in self.memories.values() if not (memory.metadata or {}).get("subject")
@@ -293,9 +331,11 @@ class _LiveMemories:
             return None
         return self.memories.get(memory_id)  # loaded with the others; gone once superseded or invalidated
 
-    def added(self, memory: Memory) -> None:
+    def added(self, memory: Memory, seqs: list[int] = ()) -> None:
         if memory.status == Memory.Status.ACTIVE:
             self.memories[memory.pk] = memory
+            if seqs:
+                self.batch_seqs[memory.pk] = tuple(seqs)
 
     def gone(self, memory: Memory) -> None:
         self.memories.pop(memory.pk, None)
@@ -319,16 +359,16 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
             store=store, items=[item for _, item, _ in pending], actor=actor, item_notes=[note for *_, note in pending],
             vectors=live.vectors, checked_new=True,
         )
-        for result in results:
+        for (candidate, _, _), result in zip(pending, results, strict=True):
             if result.duplicate:
                 counts.unchanged += 1
             else:
                 counts.added += 1
-                live.added(result.memory)
+                live.added(result.memory, candidate.source_seqs)
         pending.clear()
 
     for candidate in candidates:
-        if candidate.action == "delete" or _replaced_names(candidate) or (
+        if candidate.action == "delete" or _replaced_names(candidate) or _retired_values(candidate) or (
             candidate.subject and any(waiting.subject == candidate.subject for waiting, _, _ in pending)
         ):
             write_pending()
@@ -366,10 +406,16 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         replaced = live.targets(candidate) if candidate.action == "update" or candidate.subject else []
         # "I've left Halden & Moss, I'm at Yorkshire Water now": the new employer also replaces the notes naming the old
         replaced += [memory for memory in live.naming(_replaced_names(candidate)) if memory not in replaced]
+        # "could Zara do Tuesdays instead of Wednesdays?": the notes naming Wednesdays are said again with Tuesdays,
+        # or give way to this one
+        retiring = [(memory, content) for memory, content in live.retiring(candidate) if memory not in replaced]
+        replaced += [memory for memory, content in retiring if content is None]
+        restating = [(memory, content) for memory, content in retiring if content is not None]
         needs_review = store.review_policy == MemoryStore.ReviewPolicy.REVIEW
         metadata = dict(candidate.metadata)
         metadata.pop("replaces_mentions", None)  # said in the revision's supersede, not a fact about the memory
         metadata.pop("renamed", None)
+        metadata.pop("retires", None)
         if candidate.subject:
             metadata["subject"] = candidate.subject
         if needs_review and replaced:
@@ -388,6 +434,10 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
             source=Memory.Source.EXTRACTION,
             provenance={"sources": [source]},
         )
+        for memory, content in restating if not needs_review else ():
+            _restate(live, memory, content, dict(memory.metadata), actor=actor, context=context, source=source,
+                     reason=f"a value named in it was replaced, {reason}")
+            counts.updated += 1
         if not replaced or needs_review:
             pending.append((candidate, item, (reason, context)))
             continue
@@ -396,7 +446,7 @@ def consolidate(*, store: MemoryStore, session, job, candidates: list[Candidate]
         if result.duplicate:
             counts.unchanged += 1
             continue
-        live.added(result.memory)
+        live.added(result.memory, candidate.source_seqs)
         for old in replaced:
             memory_supersede(old=old, new=result.memory, actor=actor, reason=f"new value {reason}", context=context)
             live.gone(old)

@@ -306,3 +306,49 @@ def test_a_note_forgotten_by_its_topic_takes_the_notes_holding_all_of_it(session
     assert counts.deleted == 1
     assert set(Memory.objects.filter(status="active").values_list("content", flat=True)) == {
         "Alice has a new job at Tesco", "Alice lost her card last week"}
+
+
+
+def test_a_change_naming_the_old_value_says_the_notes_naming_it_again_with_the_new_one(session, job):
+    _run(session, job, fact("Alice would like Mondays, Wednesdays and Thursdays, full days"),
+         fact("Alice has lessons with Mr Okoye on Wednesdays at 7pm"),
+         fact("Alice's pickups are on Wednesdays", subject="setting:pickups"),  # a subject: its own rules replace it
+         fact("Alice has a standing order with Tesco"))
+
+    counts = _run(session, job, fact("Alice asked for Tuesdays instead of Wednesdays", seqs=[3],
+                                     metadata={"retires": [["Wednesdays", "Tuesdays"]]}))
+
+    assert (counts.added, counts.updated) == (1, 2)
+    status = dict(Memory.objects.values_list("content", "status"))
+    assert status == {
+        "Alice would like Mondays, Wednesdays and Thursdays, full days": "superseded",
+        "Alice would like Mondays, Tuesdays and Thursdays, full days": "active",
+        "Alice has lessons with Mr Okoye on Wednesdays at 7pm": "superseded",
+        "Alice has lessons with Mr Okoye on Tuesdays at 7pm": "active",
+        "Alice's pickups are on Wednesdays": "active",
+        "Alice has a standing order with Tesco": "active",
+        "Alice asked for Tuesdays instead of Wednesdays": "active",
+    }
+    old = Memory.objects.get(content__startswith="Alice would like Mondays, Wednesdays")
+    assert old.superseded_by.content == "Alice would like Mondays, Tuesdays and Thursdays, full days"
+    assert MemoryRevision.objects.filter(memory=old, action="supersede").exists()
+    assert "retires" not in Memory.objects.get(content__startswith="Alice asked").metadata
+
+
+def test_a_value_ended_with_nothing_in_its_place_leaves_its_list_or_goes_with_its_note(session, job):
+    _run(session, job, fact("Noted: collections every Tuesday and Friday, with fragile handling"),
+         fact("Alice's Friday pickup is at 4pm"))
+
+    _run(session, job, fact("Alice's Friday pickups were a nuisance", seqs=[3]),  # the same message: the change itself
+         fact("Alice is stopping the Friday pickups", seqs=[3], metadata={"retires": [["Friday", None]]}))
+
+    status = dict(Memory.objects.values_list("content", "status"))
+    assert status == {
+        "Noted: collections every Tuesday and Friday, with fragile handling": "superseded",
+        "Noted: collections every Tuesday, with fragile handling": "active",
+        "Alice's Friday pickup is at 4pm": "superseded",
+        "Alice is stopping the Friday pickups": "active",
+        "Alice's Friday pickups were a nuisance": "active",
+    }
+    assert Memory.objects.get(content="Alice's Friday pickup is at 4pm").superseded_by.content == (
+        "Alice is stopping the Friday pickups")

@@ -16,6 +16,7 @@ from apps.extraction.extractors.base import (
 from apps.extraction.extractors.rules import lexicon, subjects
 from apps.extraction.extractors.rules.addresses import unclaimed_addresses
 from apps.extraction.extractors.rules.business import BUSINESS_RULES, named_provider
+from apps.extraction.extractors.rules.changes import Retired, retired_values
 from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED, contacts, unclaimed_phones
 from apps.extraction.extractors.rules.context import RuleContext
@@ -172,6 +173,7 @@ class RulesExtractor:
         known_contacts = _known_contacts(existing)
         people = [(relation, name.title()) for relation, name in sorted(known_contacts, key=str) if name]
         found: list[Candidate | PendingStatement] = []
+        unclaimed: list[Retired] = []
         for index, item in enumerate(parsed):
             before = parsed[index - 1].message.text if index and parsed[index - 1].message.role != "user" else ""
             # a known contact this message names comes first, then the one the agent's question just asked about
@@ -179,7 +181,12 @@ class RulesExtractor:
             whom = (_named_known_contact(known_contacts, item.message.text) or _asked_about(before, people)
                     or talked_about or _named_known_contact(known_contacts, f"{before}\n{item.message.text}"))
             offer = before if index and parsed[index - 1].message.role == "assistant" else ""
-            said_here = _message_candidates(item, person, whom, offer=offer, people=tuple(dict.fromkeys(people)))
+            # a change the customer asked for ("could she do Tuesdays instead of Wednesdays?") and no fact of theirs
+            # carried: the agent's reply just after, confirming it, retires the old value
+            retiring = unclaimed if item.message.role != "user" else []
+            said_here = _message_candidates(item, person, whom, offer=offer, people=tuple(dict.fromkeys(people)),
+                                            retiring=retiring)
+            unclaimed = retiring if item.message.role == "user" else []
             found += said_here
             people += [(candidate.metadata["relation"], candidate.metadata["name"]) for candidate in said_here
                        if isinstance(candidate, Candidate) and candidate.action == "add" and candidate.metadata.get("name")
@@ -334,9 +341,11 @@ def _named_known_contact(known: set[tuple[str, str | None]], text: str) -> tuple
 
 
 def _message_candidates(item: _Message, person: Person, talked_about: tuple[str, str | None] | None = None, *,
-                        offer: str = "", people: tuple[tuple[str, str], ...] = ()) -> list[Candidate | PendingStatement]:
+                        offer: str = "", people: tuple[tuple[str, str], ...] = (),
+                        retiring: list[Retired] | None = None) -> list[Candidate | PendingStatement]:
     """The candidates of one message; `offer`, the agent's message just before a user's, for what it accepts;
-    `people`, the user's people named so far, (relation, name), for what the message says of them."""
+    `people`, the user's people named so far, (relation, name), for what the message says of them; `retiring`, old
+    values a change names (changes.retired_values), handed to the message's new facts: what none took is left in it."""
     message = item.message
     base = RuleContext(seq=message.seq, role=message.role, person=person,
                        reference=message.created_at.date() if message.created_at else None,
@@ -348,6 +357,7 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
     admitted_error = False  # the user's sentence before said something was wrong: "X, not Y" next corrects it
     named_here: list[tuple[str, str]] = []  # the user's people this message has named so far ("my son Thiago")
     device_said = _last_device(offer, agent=True)  # the device "it" may be: "What car is it?" / "It's a Volvo XC40"
+    retiring = [] if retiring is None else retiring
     for line in item.lines:
         labelled = key_value_line(line.text, base)
         if labelled is not None:
@@ -355,6 +365,8 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
             opening = False
             continue
         for sentence in line.sentences:
+            said_before = len(found)
+            retiring += retired_values(sentence.text)
             ctx = dataclasses.replace(base, opening=opening)
             opening = opening and not sentence.clauses
             if message.role == "user":
@@ -403,6 +415,8 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                     found += done_report(sentence.text, ctx)  # "Done: push notifications are off": the whole report
                     found += _noted(sentence.text, ctx)
                 found += restated
+            if retiring and _carry_retired(found[said_before:], retiring):
+                retiring.clear()
     if message.role == "user" and offer:
         found += accepted_offer(normalise_text(offer), normalise_text(message.text), base)
     return found
@@ -413,6 +427,22 @@ _DEVICE_WORD = re.compile(rf"\b(?P<owner>my|our|your|what|which|the)\s+(?:[a-z-]
                           r"(?:'s)?\b", re.I)
 _IT_IS_PRODUCT = re.compile(r"^(?P<it>it's|it\s+is|its)\s+(?=an?\s+(?:[a-z-]+\s+){0,2}(?:\d{4}\s+)?(?-i:[A-Z])[\w+!.-]*"
                             r"(?:\s+(?-i:[A-Z0-9])[\w+!.-]*){1,4})", re.I)
+
+
+def _carry_retired(said: list, retiring: list[Retired]) -> bool:
+    """Hand the old values a change names ("Tuesdays instead of Wednesdays", "the test centre cancelled the 14 May
+    session") to the new facts said with it or after it in the message, whose memories then supersede the notes
+    naming them (consolidation). Identifiers and contact details replace nothing by name."""
+    carriers = [item for item in said if isinstance(item, PendingStatement) or item.action == "add" and not (
+        str(item.metadata.get("rule", "")).startswith("identifier") or _is_contact_detail(item))]
+    for item in carriers:
+        if isinstance(item, PendingStatement):
+            item.retires = tuple(dict.fromkeys([*item.retires, *retiring]))
+        else:
+            known = [tuple(pair) for pair in item.metadata.get("retires", [])]
+            item.metadata["retires"] = [list(pair) for pair in dict.fromkeys([*known, *retiring])]
+    # a statement may yet be judged not worth keeping (salience): the old values stay for what comes after it too
+    return any(isinstance(item, Candidate) for item in carriers)
 
 
 def _last_device(text: str, *, agent: bool = False) -> str | None:

@@ -87,8 +87,15 @@ class PendingStatement:
     text: str
     ctx: RuleContext
     instruction: str | None = None  # a standing request, without its "please"
+    retires: tuple = ()  # old values the clause says it replaces, with their replacements (changes.Retired)
 
     def candidate(self, score: float) -> Candidate:
+        candidate = self._candidate(score)
+        if self.retires:
+            candidate.metadata["retires"] = [list(retired) for retired in self.retires]
+        return candidate
+
+    def _candidate(self, score: float) -> Candidate:
         person = self.ctx.person
         confidence = min(score, MAX_CONFIDENCE)
         if self.instruction:

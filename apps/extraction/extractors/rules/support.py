@@ -234,6 +234,17 @@ _CONFIRMED_CHANGE = re.compile(
 _SETTING_SET = re.compile(r"^(?:your\s+)?(?P<what>(?-i:[A-Za-z][\w-]*)(?:\s+[a-z][\w-]*)?)\s+(?:is\s+now\s+|has\s+been\s+|now\s+)?"
                           r"(?:set|changed|updated|switched)\s+to\s+(?:the\s+)?(?P<value>[^,;]{1,60}?)"
                           r"(?P<rest>(?:\s+(?:from|on|starting|as\s+of|for|with)\b[^;]*)?)$", re.I)
+# "your recurring booking is now Mondays and Thursdays", "Zara's pattern is now ...": a thing of the customer's (or of
+# someone they named) as it now stands; not "your refund is now processing" (a status the next line of work changes).
+_NOW_IS = re.compile(
+    r"^(?P<owner>your|(?-i:[A-Z][a-z]+)'s)\s+(?P<what>[\w:-]+(?:\s+[\w:-]+){0,4}?)\s+(?P<verb>is|are)\s+now\s+"
+    r"(?!(?:being|processing|pending|on\s+its\s+way|in\s+progress|active|live|closed|cancell?ed|booked|ready|sorted"
+    r"|done|available|due|overdue|showing|visible|complete|confirmed|with|under|open|set)\b)"
+    r"(?P<value>[^;]{1,120}?)[.!]?$", re.I)
+# Plans have rules of their own; the rest is the state of one piece of work, not how things stand from now on.
+_NOT_STANDING = frozenset("plan tier package subscription membership balance refund order parcel delivery ticket case "
+                          "complaint claim status payment bill invoice total credit quote".split())
+_SURE_LEAD = re.compile(r"^(?:(?:(?:no\s+)?problem|no\s+worries|of\s+course|certainly|sure|all\s+set|right)[\s,.!:-]+)+", re.I)
 _NOT_SETTINGS = frozenset("it this that everything all which what who there he she they we i you".split())
 _ON_PRODUCT = re.compile(rf"^(?:you're|you\s+are)\s+(?:now\s+|currently\s+|still\s+)?on\s+(?:the\s+)?(?P<value>{_PRODUCT})"
                          r"(?P<rest>(?:\s+(?:at|for|with|from)\b[^;]*)?)$", re.I)
@@ -285,6 +296,18 @@ def confirmed_change(clause: Clause, ctx: RuleContext) -> list[Candidate]:
             return []  # "moved to the next step", "switched you to Sarah in our Billing team": not a plan
         moving = re.match(r"you(?:'ll|\s+will)\b", text, re.I)
         return [_plan_candidate(ctx, person.sentence(f"{'moves to' if moving else 'is on'} {value}{rest}"), value)]
+    if (match := _NOW_IS.match(_SURE_LEAD.sub("", text))) and not (_OWNED_ELSEWHERE | _NOT_STANDING).intersection(
+            match.group("what").lower().split()) and not (EMAIL.search(text) or PHONE.search(text)):
+        # "your recurring Spin booking is now Mondays and Thursdays", "Zara's pattern is now Monday, Tuesday and
+        # Thursday": what the agent confirms a thing of theirs has become (an address or number has rules of its own)
+        owner, what, value = match.group("owner"), match.group("what"), match.group("value").strip()
+        verb = match.group("verb").lower()
+        if owner.lower() == "your":
+            return [ctx.candidate(person.starting(f"{person.possessive} {what} {verb} now {value}"),
+                                  memory_type="fact", confidence=0.75, rule="support.change.now",
+                                  subject=setting_subject(what), tags=("support", "setting"), metadata={"value": value})]
+        return [ctx.candidate(f"{owner} {what} {verb} now {rewrite_second_person(value, person)}", memory_type="fact",
+                              confidence=0.7, rule="support.change.now", tags=("support",), metadata={"value": value})]
     if (match := _ON_PRODUCT.match(text)) and _is_plan_name(match.group("value")):
         rest = rewrite_second_person(match.group("rest") or "", person)
         return [_plan_candidate(ctx, person.sentence(f"is on {match.group('value')}{rest}"), match.group("value"))]
