@@ -16,7 +16,8 @@ from apps.extraction.extractors.rules.dates import MONTH_PATTERN, WEEKDAY_PATTER
 _DAY = rf"{WEEKDAY_PATTERN}s?"
 _DATE = rf"\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH_PATTERN}|{MONTH_PATTERN}\s+\d{{1,2}}(?:st|nd|rd|th)?"
 _AMOUNT = r"(?:[A-Z]{0,3}[$€£¥])?\d+(?:[.,]\d+)*(?:\s*(?:am|pm|k|%))?"
-_UNIT = r"(?:\s+(?!(?:and|or|to|a|an|the|for|from|in|on|at|with|instead|not|now|per|each|every|of)\b)(?-i:[a-z][a-z-]{2,20}))?"
+_NOT_UNIT = r"(?!(?:and|or|to|a|an|the|for|from|in|on|at|with|instead|not|now|per|each|every|of)\b)"
+_UNIT = rf"(?:\s+{_NOT_UNIT}(?-i:[a-z][a-z-]{{2,20}}))?"
 _NAME = r"(?-i:[A-Z][\w&'-]*(?:\s+(?:[A-Z][\w&'-]*|\d[\w-]*)){0,3})"
 _NUMBERED = r"(?-i:[a-z]{3,12}\s+\d{1,4}[A-Z]?)(?!\w|[.,:]\d)"  # "table 7", "room 12", "unit 5B"
 _VALUE = rf"(?:the\s+|my\s+|our\s+|your\s+)?(?P<old>{_DATE}|{_DAY}|{_NUMBERED}|{_AMOUNT}{_UNIT}|{_NAME})"
@@ -42,8 +43,7 @@ _ENDINGS = len(_PATTERNS) - 2  # the last two patterns end a value rather than r
 _NOT_A_VALUE = re.compile(r"^(?:I|I'm|It|It's|That|This|We|You|They|He|She|Yes|No|OK|Okay|Please|Thanks|Sorry|But|And|So"
                           r"|Now|Then|Also|Just|Maybe|Not|Hi|Hello)$", re.I)
 _AMOUNT_VALUE = re.compile(rf"^{_AMOUNT}")
-_COUNTED = re.compile(rf"(?<![\w.,])(?P<number>\d+(?:[.,]\d+)*)\s+(?P<unit>(?!(?:and|or|to|a|an|the|for|from|in|on|at|with"
-                      r"|instead|not|now|per|each|every|of)\b)[a-z][a-z-]{2,20})\b")
+_COUNTED = re.compile(rf"(?<![\w.,])(?P<number>\d+(?:[.,]\d+)*)\s+(?P<unit>{_NOT_UNIT}[a-z][a-z-]{{2,20}})\b")
 
 
 class Retired(NamedTuple):
@@ -157,5 +157,5 @@ def _restated_once(content: str, retired: Retired) -> str | None:
     if re.search(rf"\b{day},\s+$", before, re.I):
         return before.rstrip()[:-1] + after
     if re.match(rf"(?:,\s+|\s+and\s+)(?={day}\b)", after, re.I):
-        return before + re.sub(rf"^(?:,\s+|\s+and\s+)", "", after)
+        return before + re.sub(r"^(?:,\s+|\s+and\s+)", "", after)
     return None
