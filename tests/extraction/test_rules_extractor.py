@@ -708,6 +708,9 @@ def test_a_request_to_forget_in_loose_words_retracts_what_it_names(text, subject
     "You can delete the email I sent earlier, it had a typo.",
     "Please remove my wife from the delivery notifications.",
     "Please take my husband off the account as an authorised user.",
+    "My son shouldn't be on the phone so much.",
+    "Make sure the parcel isn't left outside.",
+    "Please remove the contact.",
 ])
 def test_taking_something_else_away_forgets_nothing(text):
     assert [candidate for candidate in extract(text) if candidate.action == "delete"] == []
@@ -789,3 +792,25 @@ def test_the_number_on_file_written_differently_is_no_other_number():
     [candidate] = extract("Sorry, call me on 07700900318.", existing=existing)
 
     assert candidate.subject == "phone"
+
+
+@pytest.mark.parametrize(("text", "forgotten"), [
+    ("We've had the landline cut off, so there's no point keeping that number.", ("phone:home", None)),
+    ("Can you make sure my date of birth isn't stored?", ("birthday", None)),
+    ("Don't hold on to my date of birth.", ("birthday", None)),
+    ("I'd prefer you not hold my email.", ("email", None)),
+    ("No need to keep Chloe as a contact any more.", (None, "Chloe")),
+    ("Chloe shouldn't be on my account anymore.", (None, "Chloe")),
+    ("Take my wife off the account.", ("contact:wife", "wife")),
+    ("Scrap the backup contact.", (None, "backup contact")),
+    ("Please remove my emergency contact.", (None, "emergency contact")),
+])
+def test_a_request_to_forget_in_other_words_is_honoured(text, forgotten):
+    [delete] = [candidate for candidate in extract(text) if candidate.action == "delete"]
+    assert (delete.subject, delete.metadata.get("person") or delete.metadata.get("value")) == forgotten
+
+
+def test_what_the_user_said_about_something_is_forgotten_by_its_topic():
+    [delete] = [candidate for candidate in extract("Can you forget what I said about being between jobs?")
+                if candidate.action == "delete"]
+    assert delete.metadata["topic"] == ["being", "between", "job"]

@@ -1469,14 +1469,15 @@ def test_his_email_in_a_later_session_reaches_the_known_contact_named_by_first_n
     assert (forget.metadata["person"], forget.metadata["detail"]) == ("Dmitri Sokolov", "email")
 
 
-def test_her_email_too_after_taking_her_off_the_account_is_forgotten():
+def test_taking_someone_off_the_account_forgets_them_email_and_all():
     candidates = conversation(
         ("user", "Invoices go to our billing contact, Ingrid Halvorsen, ingrid.h@example.no."),
         ("assistant", "Noted."),
         ("user", "Please take Ingrid off my account, her email too, she has left."))
 
+    # all that names her goes (consolidation: every memory naming "Ingrid" as a name), her email with it
     assert [(c.metadata.get("person"), c.metadata.get("detail")) for c in candidates if c.action == "delete"] == [
-        ("Ingrid Halvorsen", "email")]
+        ("Ingrid", None)]
 
 
 def test_a_pronoun_with_no_removal_asked_forgets_nothing():

@@ -57,6 +57,13 @@ _FORGET = re.compile(
     r"|^I\s+(?:no\s+longer|don't|do\s+not)\s+want\s+(?P<what9>.+?)\s+(?:listed|named|kept|included|on\s+(?:file|record"
     r"|the\s+account|my\s+account))(?:\s+as\s+.+|\s+on\s+.+)?$"
     # "my old email j.doe@example.com should be removed", "his number can be deleted now"
+    # "can you make sure my date of birth isn't stored?"
+    r"|^(?:(?:please|can\s+you|could\s+you|would\s+you)\s+)?make\s+sure\s+(?:that\s+)?(?P<what11>.+?)\s+(?:isn't|is\s+not"
+    r"|aren't|are\s+not|doesn't\s+get|don't\s+get|never\s+gets?)\s+(?:stored|kept|saved|held|recorded|on\s+(?:file|record))\b.*$"
+    # "Chloe shouldn't be on my account anymore", "my brother doesn't need to be listed any more"
+    r"|^(?P<what10>(?:my|our)\s+[\w -]{1,30}?|(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*)){0,2})\s+(?:shouldn't|should\s+not"
+    r"|doesn't\s+need\s+to|does\s+not\s+need\s+to|no\s+longer\s+needs\s+to|needn't|mustn't|must\s+not)\s+be\s+"
+    r"(?:on|in|listed|named|kept)\s+(?:on\s+|in\s+)?(?:my|the|your|our)\s+(?:account|records?|file|profile|contacts?)\b.*$"
     r"|^(?P<what8>(?:(?:my|our|the|his|her|their)\b|(?-i:[A-Z][\w-]*)(?:\s+(?-i:[A-Z][\w-]*)){0,2}'s\s).+?)"
     r"\s+(?:should|can|must|needs\s+to|has\s+to|could)\s+(?:be\s+)?"
     r"(?:removed|deleted|erased|forgotten|taken\s+off|wiped|purged|come\s+off|come\s+out)\b.*$",
@@ -204,9 +211,10 @@ _ASKING_TO = re.compile(r"\b(?:please|pls|plz|kindly|can\s+you|could\s+you|would
 _TAKES_AWAY = re.compile(r"\b(?:forget|delete[ds]?|remove[ds]?|erase[ds]?|wipe[ds]?|purge[ds]?|scrub(?:bed)?|bin(?:ned)?"
                          r"|ditch(?:ed)?|drop(?:ped)?|clear(?:ed)?\s+out|get\s+rid\s+of|(?:take|taken|get|got|strike|struck"
                          r"|cross|crossed)\s+(?:[\w'-]+\s+){0,5}?off)\b", re.I)
-_NOT_KEPT = re.compile(r"\b(?:don't|do\s+not|no\s+need\s+to|not\s+need\s+to|stop|no\s+longer\s+want\s+you\s+to"
+_NOT_KEPT = re.compile(r"\b(?:don't|do\s+not|no\s+need\s+to|not\s+need\s+to|no\s+(?:point|sense|reason)(?:\s+in)?"
+                       r"|(?:prefer|rather)\s+you\s+(?:did\s+not|didn't|not)|stop|no\s+longer\s+want\s+you\s+to"
                        r"|don't\s+want\s+you\s+to|(?:can|could|would|will)\s+you\s+(?:please\s+)?not|please\s+not)\s+(?:\w+\s+){0,2}?(?:keep|keeping|store|storing|hold|holding|save|saving"
-                       r"|retain|retaining|record|recording|have)\b(?!\s+\w+ing\b)|\bdon't\s+want\s+(?:my|our)\b[^.]*\bon\s+(?:your|the)"
+                       r"|retain|retaining|record|recording|have)\b(?:\s+on\s+to\b|\s+onto\b)?(?!\s+\w+ing\b)|\bdon't\s+want\s+(?:my|our)\b[^.]*\bon\s+(?:your|the)"
                        r"\s+(?:records?|file|system)\b", re.I)
 _OWN_DOING = re.compile(r"^(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|already\s+)?(?:deleted|removed|erased|cleared|dropped"
                         r"|binned|wiped)\b", re.I)
@@ -284,6 +292,10 @@ def _request_scope(text: str, verb: re.Match) -> str:
 def _thing_forgotten(words: str, ctx: RuleContext, clause_rules, *, last: bool = False) -> list[Candidate]:
     """The first (or `last`) thing `words` name that can be forgotten, read longest first: "my old mobile number"."""
     starts = list(_THING_START.finditer(words))
+    if not starts and (name := re.match(r"\s*(?-i:[A-Z][\w'-]+)(?:\s+(?-i:[A-Z][\w'-]+)){0,2}", words)):
+        # "no need to keep Chloe as a contact": someone called by name
+        return [candidate for candidate in _forget_one(name.group(0).strip(), ctx, clause_rules)
+                if candidate.metadata.get("person")]
     if last:  # the user's own thing first: "my date of birth for that age check, don't keep it" is the date of birth
         starts = [*[m for m in reversed(starts) if m.group(0).lower().startswith(("my", "our"))],
                   *[m for m in reversed(starts) if not m.group(0).lower().startswith(("my", "our"))]]
@@ -463,7 +475,8 @@ def _contact_forgotten(what: str, ctx: RuleContext) -> list[Candidate]:
     if (named := contact_named(what)) is None:
         return []
     relation, name = named
-    if relation and not name and not _ABOUT_DATA.search(ctx.sentence):
+    if relation and not name and not _ABOUT_DATA.search(ctx.sentence) and not (
+            _OFF_THE_ACCOUNT.search(ctx.sentence) and not _AS_A_USER.search(ctx.sentence)):
         return []  # "take my husband off the account as a user" changes who may act, it does not erase who he is
     if relation is None and (len(name.split()) < 2 and not _CONTACT_CONTEXT.search(ctx.sentence) or ctx.person.known
                              and name.casefold() in ctx.person.known.casefold()):
@@ -474,9 +487,29 @@ def _contact_forgotten(what: str, ctx: RuleContext) -> list[Candidate]:
     return [candidate]
 
 
+# "take my wife off the account": she is no longer one of the account's people; "... as an authorised user" only
+# changes what she may do.
+_OFF_THE_ACCOUNT = re.compile(r"\b(?:off|from)\s+(?:my|the|our|your)\s+(?:account|contacts?|records?|file|profile)\b", re.I)
+_AS_A_USER = re.compile(r"\bas\s+(?:an?\s+|my\s+)?(?:(?:authori[sz]ed|additional|secondary|second|named)\s+)?"
+                        r"(?:user|admin|administrator|signatory|driver|card\s*holder|member)s?\b", re.I)
+# "remove the backup contact", "scrap my second driver": someone known by the part they play on the account.
+_ROLE = re.compile(r"^(?:my|our|the)\s+(?P<role>(?!(?:contact|email|e-mail|phone|mobile|main|old|new|current|same|other)\b)"
+                   r"[\w-]+(?:\s+[\w-]+)?\s+(?:contact|driver|traveller|traveler|signatory|account\s+holder|cardholder"
+                   r"|card\s+holder|key\s*holder))$", re.I)
+
+
+def _role_forgotten(what: str, ctx: RuleContext) -> list[Candidate]:
+    """"Remove the backup contact": the memories naming someone as that, whoever they are."""
+    if (match := _ROLE.match(what.strip())) is None:
+        return []
+    role = " ".join(match.group("role").lower().split())
+    candidate = _delete(ctx, None, f"asked to forget their {role}", "retract.forget", value=role)
+    return [candidate]
+
+
 _ABOUT_DATA = re.compile(r"\b(?:forget|delete|erase|wipe|purge|scrub|details|information|info|data|records?|file)\b", re.I)
 _CONTACT_CONTEXT = re.compile(r"\b(?:contacts?|authori[sz]ed|account\s+holder|signatory|users?|admins?|members?|drivers?"
-                              r"|listed|named)\b", re.I)
+                              r"|listed|named)\b|\b(?:on|off|from)\s+(?:my|the|our)\s+account\b", re.I)
 
 
 def _someones_details(what: str, ctx: RuleContext) -> list[Candidate]:
@@ -516,7 +549,7 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
                         "retract.forget", value=candidate.metadata["identifier"]) for candidate in ids]
     if someones := _someones_details(what, ctx):
         return someones
-    if contact := _contact_forgotten(what, ctx):
+    if contact := _contact_forgotten(what, ctx) or _role_forgotten(what, ctx):
         return contact
     if len(split_clauses(what)) == 1 and not _NEW_VALUE_SAID.search(what) and (
             values := forgotten_values(what)):  # whatever memory holds the value
@@ -560,8 +593,10 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
     return []  # "forget it", "delete my account": not a memory we can name
 
 
-_NOTE_ABOUT = re.compile(r"^(?:the|that|my|any|your)\s+(?:notes?|bit|part|comment|entry|info(?:rmation)?)\s+"
-                         r"(?:about|regarding|saying|that\s+says)\s+(?:(?:the\s+)?fact\s+(?:that\s+)?)?(?P<topic>.+)$", re.I)
+_NOTE_ABOUT = re.compile(r"^(?:(?:the|that|my|any|your)\s+(?:notes?|bit|part|comment|entry|info(?:rmation)?)\s+"
+                         r"(?:about|regarding|saying|that\s+says)"
+                         r"|(?:what|anything|everything)\s+I\s+(?:said|told\s+you|mentioned|wrote)\s+(?:about|regarding))"
+                         r"\s+(?:(?:the\s+)?fact\s+(?:that\s+)?)?(?P<topic>.+)$", re.I)
 # "the Amex", "my Netflix add-on", "the Galaxy Tab S9": a thing the customer has, called by its name (the thing,
 # "Netflix add-on", is what a memory must name to go: not every memory naming Netflix).
 NAMED_THING = re.compile(r"^(?i:the|my|our|your|that)\s+(?P<thing>(?P<name>(?-i:[A-Z][\w&'!+-]+)(?:\s+(?-i:[A-Z0-9][\w&'!+-]*)){0,3})"
