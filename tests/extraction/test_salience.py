@@ -19,7 +19,7 @@ from apps.extraction.extractors.base import Candidate, ConversationMessage
 from apps.extraction.extractors.rules import RulesExtractor
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.person import Person, rewrite_first_person
-from apps.extraction.extractors.rules.statements import pending_statement
+from apps.extraction.extractors.rules.statements import THIRD_PERSON_MIN_SCORE, pending_statement
 from apps.extraction.extractors.rules.text import Clause
 from apps.extraction.salience import train
 from apps.extraction.salience.scorer import SalienceScorer, get_scorer
@@ -357,3 +357,55 @@ def test_a_statement_with_a_date_is_an_episode_with_the_date_resolved():
     assert candidate.content.startswith("The user's second shop opens on Quay Street on 15 September")
     assert candidate.memory_type == "episode"
     assert (candidate.metadata["date_text"], candidate.metadata["date"]) == ("15 September", "2026-09-15")
+
+
+CTX = RuleContext(seq=1, role="user", person=Person(), reference=None)
+
+
+class _FixedScorer:
+    def __init__(self, score: float):
+        self.value = score
+
+    def score(self, texts):
+        return [self.value] * len(texts)
+
+
+THIRD_PERSON_FACTS = ["The roof is slate and there's a bat roost in the loft", "Landlord is Mr Harjit Sandhu",
+                      "ayaan has type 1 diabetes and wears a sensor on his arm"]
+
+
+@pytest.mark.parametrize("text", THIRD_PERSON_FACTS)
+def test_a_standing_fact_without_a_first_person_is_scored_and_asked_a_higher_score(text):
+    pending = pending_statement(Clause(text=text, question=False, uncertain=False, hedged=False), CTX)
+    assert pending is not None and pending.third_person
+
+    assert _statements(_candidates(text, scorer=_FixedScorer(0.9)))
+    # between the threshold and the third person's own minimum: kept only when the user is its subject
+    assert _statements(_candidates(text, scorer=_FixedScorer(0.8))) == []
+    assert _statements(_candidates("We keep bees at the bottom of the garden", scorer=_FixedScorer(0.8)))
+
+
+@pytest.mark.parametrize("text", [
+    "It's mostly old furniture",  # points into the conversation
+    "The app keeps crashing on the login page",  # the service, not the customer
+    "Your engineer is running late again",  # the agent's side
+    "That is fine by me",
+    "Wednesday is fine",  # too short to stand on its own
+    "Thanks, that sorts it",
+])
+def test_what_is_not_the_customers_standing_fact_is_not_scored_without_a_first_person(text):
+    assert pending_statement(Clause(text=text, question=False, uncertain=False, hedged=False), CTX) is None
+
+
+def test_third_person_facts_unseen_in_training_score_high_enough_to_be_kept():
+    scores = get_scorer().score(["The garage roof is corrugated iron with asbestos sheeting",
+                                 "His vet is Dr Marsh at the Ashby surgery"])
+    assert min(scores) >= THIRD_PERSON_MIN_SCORE
+
+
+def test_what_a_clause_says_beside_a_number_its_rules_took_is_read_on_its_own():
+    candidates = _candidates("I've just moved into a new build flat, account number BB-10443982",
+                             "My order is 12345678, it hasn't arrived", scorer=_FixedScorer(0.9))
+
+    assert [c.content for c in _statements(candidates)] == ["The user has just moved into a new build flat"]
+    assert {c.subject for c in candidates} >= {"identifier:account:BB-10443982", "identifier:order:12345678"}

@@ -57,7 +57,13 @@ from apps.extraction.extractors.rules.people import (
 from apps.extraction.extractors.rules.person import Person, rewrite_first_person, rewrite_second_person
 from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES, nothing_wanted
-from apps.extraction.extractors.rules.statements import PendingStatement, pending_statement, statement_about_someone
+from apps.extraction.extractors.rules.statements import (
+    OWNED_BY_RULES,
+    THIRD_PERSON_MIN_SCORE,
+    PendingStatement,
+    pending_statement,
+    statement_about_someone,
+)
 from apps.extraction.extractors.rules.support import (
     accepted_offer,
     booking,
@@ -217,7 +223,7 @@ class RulesExtractor:
         for item in found:
             if not isinstance(item, PendingStatement):
                 kept.append(item)
-            elif (score := next(scores)) >= threshold:
+            elif (score := next(scores)) >= (max(threshold, THIRD_PERSON_MIN_SCORE) if item.third_person else threshold):
                 kept.append(item.candidate(score))
         return kept
 
@@ -636,13 +642,51 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
         # LP24 WHA", unlike "my registration is ..."): the salience classifier decides, per batch.
         if all((candidate.subject or "").startswith("identifier:plate:") for candidate in stated) and not (
                 stated and _PLATE_STATED.match(clause.text)) and (
-                statement := pending_statement(clause, clause_ctx) or statement_about_someone(clause, clause_ctx)):
+                statement := _statement(clause, clause_ctx)):
             found.append(statement)
+        elif stated and all(_is_value_only(candidate) for candidate in stated):
+            found += _beside_values(clause, clause_ctx, stated)
         found += stated
     return found
 
 
 _CONTACT_SUBJECTS = ("phone", "email", "address")
+
+
+def _is_value_only(candidate: Candidate) -> bool:
+    """A candidate that took a value out of its clause (an identifier, a phone number, an email address), not what
+    the clause says."""
+    return (candidate.subject or "").startswith("identifier:") or _is_contact_detail(candidate) and (
+        candidate.subject or "").split(":")[0] in ("phone", "email")
+
+
+_PARTS = re.compile(r"\s*[,;]\s+")
+
+
+def _beside_values(clause: Clause, ctx: RuleContext, stated: list[Candidate]) -> list:
+    """What a clause says beside the values its rules took ("Policy PET-7781-204, the dog is Biscuit", "07512 664
+    038, whatsapp is better than calls"): each comma-separated part holding none of them, read on its own."""
+    parts = _PARTS.split(clause.text)
+    if len(parts) < 2:
+        return []
+    values = [_comparable(str(candidate.metadata.get("identifier") or candidate.metadata.get("value") or ""))
+              for candidate in stated]
+    found: list = []
+    for part in parts:
+        if OWNED_BY_RULES.search(part) or any(value and value in _comparable(part) for value in values):
+            continue
+        said = dataclasses.replace(clause, text=part)
+        found += _user_clause(said, ctx) or [statement for statement in [_statement(said, ctx)] if statement]
+    return found
+
+
+def _statement(clause: Clause, ctx: RuleContext) -> PendingStatement | None:
+    """A clause no rule recognised, to be scored: the user's own statement, else one about a person of theirs named
+    in it ("Dana is 13": "My daughter Dana is 13"), else one about their things without a first person."""
+    own = pending_statement(clause, ctx)
+    if own is not None and not own.third_person:
+        return own
+    return statement_about_someone(clause, ctx) or own
 
 
 def _user_clause(clause: Clause, ctx: RuleContext) -> list[Candidate]:

@@ -56,7 +56,7 @@ _NOT_A_STATEMENT = re.compile(
 )
 # What the structured rules own: the user's name and contact details, and anything holding an e-mail address, a
 # link or a long number (a card or account number the identifier rules declined is not to be kept either way).
-_OWNED_BY_RULES = re.compile(
+OWNED_BY_RULES = re.compile(
     r"^my\s+(?:full\s+|first\s+|last\s+|real\s+|middle\s+|sur)?name\b|@|https?://|www\.|\d(?:[\s().-]?\d){6}",
     re.I,
 )
@@ -80,6 +80,28 @@ _BETTER_FOR_ME = re.compile(r"\b(?:better|best|easier|easiest|ideal|preferable|s
                             r"(?:\s+\w+)?\s+for\s+(?:me|us)\b", re.I)
 
 
+# A clause without a first person that reads as a standing fact: a subject (a noun phrase, a name, he/she/they, "there
+# is") and a verb of state or habit within its first words; never one about the service, the conversation or "it".
+THIRD_PERSON_MIN_WORDS = 4
+THIRD_PERSON_MIN_SCORE = 0.85
+_THIRD_PERSON_FACT = re.compile(
+    r"^(?:(?:the|his|her|their|both|all|each|every)\s+)?(?:[\w'-]+\s+){0,3}?(?:is|are|has|have|'s|was|were|uses?|takes?"
+    r"|lives?|works?|needs?|gets?|goes|receives?|runs?|owns?|eats?|drinks?|wears?|does|sells?|makes?|keeps?|stays?"
+    r"|sleeps?|starts?|finishes?|opens?|closes?|covers?|comes?|holds?|handles?|manages?|looks\s+after)\b"
+    r"|^there(?:'s|\s+is|\s+are|\s+isn't|\s+aren't|\s+will\s+be)\b",
+    re.I,
+)
+_NOT_ABOUT_THEM = re.compile(
+    r"^(?:it|it's|this|that|that's|these|those|which|what|who|where|when|how|why|everything|something|nothing|anything"
+    r"|everyone|someone|nobody|you|your|you're|yours|here|thanks|thank|hello|hi|hey|yes|yeah|no|nope|ok|okay|sure"
+    r"|great|perfect|fine|cool|lovely|brilliant|awesome|sorry|also|and|but|so|then|just|maybe|probably|actually"
+    r"|the\s+(?:app|website|site|page|link|form|code|error|system|portal|chat|agent|bot|call|email|message|text"
+    r"|problem|issue|fault|delay|wait|queue|order|parcel|package|delivery|refund|payment|invoice|bill|charge"
+    r"|ticket|case|reference|update|reply|answer|price|cost|total|fee|offer|deal|discount))\b",
+    re.I,
+)
+
+
 @dataclass
 class PendingStatement:
     """A clause waiting for its salience score; the extractor scores a job's pending statements in one batch."""
@@ -88,6 +110,7 @@ class PendingStatement:
     ctx: RuleContext
     instruction: str | None = None  # a standing request, without its "please"
     retires: tuple = ()  # old values the clause says it replaces, with their replacements (changes.Retired)
+    third_person: bool = False  # no first person in it: kept only from THIRD_PERSON_MIN_SCORE
 
     def candidate(self, score: float) -> Candidate:
         candidate = self._candidate(score)
@@ -124,7 +147,7 @@ def pending_statement(clause: Clause, ctx: RuleContext) -> PendingStatement | No
     words = _WORD.findall(text)
     if not MIN_WORDS <= len(words) <= MAX_WORDS:
         return None
-    if _OWNED_BY_RULES.search(text) or (len(words) <= 4 and _POINTS_BACK.search(text)) or refers_to_context(text):
+    if OWNED_BY_RULES.search(text) or (len(words) <= 4 and _POINTS_BACK.search(text)) or refers_to_context(text):
         return None
     polite = _POLITE_START.match(text)
     if polite:
@@ -132,10 +155,17 @@ def pending_statement(clause: Clause, ctx: RuleContext) -> PendingStatement | No
         if _STANDING.search(body) and _TO_ME.search(body) and body[:1].isalpha():
             return PendingStatement(text=text, ctx=ctx, instruction=body)
         return None
-    first_person = any(word.lower() in _FIRST_PERSON and word != "US" for word in words[:FIRST_PERSON_WITHIN])
-    if not (first_person or _BETTER_FOR_ME.search(text)) or _NOT_A_STATEMENT.match(text):
+    if _NOT_A_STATEMENT.match(text):
         return None
-    return PendingStatement(text=text, ctx=ctx)
+    first_person = any(word.lower() in _FIRST_PERSON and word != "US" for word in words[:FIRST_PERSON_WITHIN])
+    if first_person or _BETTER_FOR_ME.search(text):
+        return PendingStatement(text=text, ctx=ctx)
+    if ctx.role == "user" and len(words) >= THIRD_PERSON_MIN_WORDS and _THIRD_PERSON_FACT.match(text) and not (
+            _NOT_ABOUT_THEM.match(text)):
+        # "the roof is slate and there's a bat roost in the loft", "Landlord is Mr Harjit Sandhu": the customer's
+        # things without a first person; a higher score is asked of them (THIRD_PERSON_MIN_SCORE)
+        return PendingStatement(text=text, ctx=ctx, third_person=True)
+    return None
 
 
 # "Thiago has a severe peanut allergy", "he's allergic to penicillin": a statement about one of the user's people.
@@ -160,7 +190,7 @@ def statement_about_someone(clause: Clause, ctx: RuleContext) -> PendingStatemen
         return None
     text = clause.text.rsplit(": ", 1)[-1]  # "First the medical part: Thiago has a severe peanut allergy"
     words = _WORD.findall(text)
-    if not MIN_WORDS <= len(words) <= MAX_WORDS or _ABOUT_NOW.search(text) or _OWNED_BY_RULES.search(text):
+    if not MIN_WORDS <= len(words) <= MAX_WORDS or _ABOUT_NOW.search(text) or OWNED_BY_RULES.search(text):
         return None
     own = (ctx.person.known or "").split()[:1]
     who, rest = None, ""
