@@ -2542,3 +2542,25 @@ def test_last_puts_a_date_in_the_past_only_as_last_week_or_last_monday(text, res
     [mention] = find_dates(text, datetime(2026, 5, 18, tzinfo=UTC).date())
 
     assert mention.metadata()["date"] == resolved
+
+
+@pytest.mark.parametrize(("text", "subject", "content"), [
+    ("My railcard is DPR 6612 0087", "identifier:railcard", "The user's railcard is DPR 6612 0087"),
+    ("Disabled Persons Railcard DPR 6612 0087", "identifier:disabled-persons-railcard",
+     "The user's Disabled Persons Railcard is DPR 6612 0087"),
+])
+def test_a_thing_of_theirs_named_with_a_code_is_an_identifier(text, subject, content):
+    assert one(extract(text), subject).content == content
+
+
+@pytest.mark.parametrize("text", ["Ship it to 5 George Street, Sydney NSW 2000", "Our unit is 1120 NW Hoyt St, Portland OR 97209",
+                                  "Your railcard is DPR 6612 0087"])
+def test_a_postcode_or_the_agents_words_are_no_code_of_theirs(text):
+    assert [c for c in extract(text, role="assistant" if text.startswith("Your") else "user")
+            if c.metadata["rule"] == "identifier.other"] == []
+
+
+def test_a_phone_named_with_what_it_is_for_is_still_theirs():
+    assert one(extract("my mobile for flight updates is +44 7700 118 230"), "phone").content == (
+        "The user's mobile number is +44 7700 118 230")
+    assert phones(extract("my number for my husband is 07700 900 111")) == []

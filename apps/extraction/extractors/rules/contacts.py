@@ -67,7 +67,8 @@ _REACH_ME = (r"(?:call|ring|phone|text|sms|message|whatsapp|reach|contact|get\s+
 _OWN_PHONE = re.compile(
     rf"(?P<owner>\b(?:my|our)\s+)?(?P<quals>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})\b(?P<noun>{_PHONE_NOUN})\b"
     r"(?:\s+(?:number|no\.?|#))?(?:\s+(?:on\s+file|on\s+(?:the|my)\s+account|for\s+(?:the|my)\s+account|here|now"
-    r"|these\s+days|while\s+I'm\s+here|at\s+home|at\s+work|at\s+the\s+office))?"
+    r"|these\s+days|while\s+I'm\s+here|at\s+home|at\s+work|at\s+the\s+office"
+    r"|for\s+(?!(?:him|her|them|his|their|my\s+(?:wife|husband|partner|son|daughter|mum|dad|mother|father))\b)(?:[\w-]+\s+){0,2}[\w-]+(?=\s+is\b)))?"  # "my mobile for flight updates is"
     r"\s*(?:is\s+now|(?:has\s+|'s\s+)?changed(?:\s+to|\s*[,:;-]\s*(?:it's|its|it\s+is|the\s+new\s+one\s+is)?)|is|'s|:|=|-)?"
     rf"\s*(?:(?:now|still|also|actually)\s+)?(?P<number>{_PHONE_VALUE})"
     rf"|\b{_REACH_ME}(?:\s+at\s+(?P<place>home|work|the\s+office))?\s+(?:on|at|via)"
@@ -100,6 +101,8 @@ _LABELLED = re.compile(r"(?<!\w)(?!(?:the|my|our|a)\s)[^\W\d_][\w-]*\s+$", re.I)
 _PHONE_KINDS = {"work": "work", "office": "work", "business": "work", "direct": "work", "desk": "work",
                 "home": "home", "landline": "home", "house": "home", "whatsapp": "whatsapp", "fax": "fax",
                 "other": "other", "second": "other", "alternative": "other", "alternate": "other", "backup": "other"}
+_FOR_A_SCHEME = re.compile(r"\bfor\s+(?:[\w-]+\s+){0,2}?(?:loyalty|account|membership|member|customer|policy|scheme"
+                           r"|card|rewards?|points|club|order|booking|reference|plan|subscription)\b", re.I)
 _PHONE_WORDS = frozenset("mobile cell cellphone phone telephone tel landline whatsapp fax contact".split())
 _PAST_WORDS = frozenset("old previous former".split())
 _PHONE_LABELS = {None: "phone number", "mobile": "mobile number", "work": "work phone number",
@@ -254,6 +257,8 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
             continue  # "my old number was ..."
         if noun == "line" and not quals:
             continue  # "work line", "direct line": a line is a phone only with what kind it is
+        if _FOR_A_SCHEME.search(match.group(0)):
+            continue  # "my number for the loyalty scheme is 5520 1188": that scheme's number, not a phone
         if match.group("number") and not match.group("owner"):
             if noun == "number" and not _PHONE_WORDS.intersection(quals) and (
                     _LABELLED.search(text[max(0, match.start() - 40):match.start()])

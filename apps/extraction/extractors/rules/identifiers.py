@@ -223,9 +223,19 @@ _NOT_IDENTIFIER_KINDS = frozenset(
     "their the a an this that new old last previous first second same other any".split())
 
 
+# "My railcard is DPR 6612 0087", "Disabled Persons Railcard DPR 6612 0087": a thing of theirs named with a code that
+# could be nothing else (capital letters, then three digits or more), though no "number" or "ID" says so.
+_NAMED_CODE = re.compile(
+    r"(?:\b(?i:my|our)\s+(?P<kind>(?i:[a-z][a-z-]+)(?:\s+(?!(?i:is|was|are)\b)(?i:[a-z][a-z-]+))?)|(?<![\w-])(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2}))"
+    r"\s+(?i:is\s+|:\s*)?(?P<value>[A-Z]{2,5}[ -]?\d{3,}(?:[ -][A-Z0-9]{2,6}){0,4})(?![\w-])")
+
+
 def _other_identifiers(text: str, ctx: RuleContext, confidence: float, *, taken: list[str]) -> list[Candidate]:
     found = []
-    for match in _OTHER_ID.finditer(text):
+    for match in [*_OTHER_ID.finditer(text), *(_NAMED_CODE.finditer(text) if ctx.role == "user" else ())]:
+        if match.re is _NAMED_CODE:
+            found += _named_code(match, ctx, confidence, taken=[*taken, *(c.metadata["identifier"] for c in found)])
+            continue
         words = [word for word in match.group("kind").lower().split() if word not in ("my", "our", "the", "your")]
         value = match.group("value").strip()
         if not words or _NOT_IDENTIFIER_KINDS.intersection(words) or identifier_kind(" ".join(words)) or any(
@@ -246,6 +256,21 @@ def _other_identifiers(text: str, ctx: RuleContext, confidence: float, *, taken:
                                    rule="identifier.other", subject=identifier_subject(key, value, single=True),
                                    tags=("identifier",), metadata={"kind": key, "identifier": value, "label": label}))
     return found
+
+
+def _named_code(match: re.Match, ctx: RuleContext, confidence: float, *, taken: list[str]) -> list[Candidate]:
+    value = match.group("value").strip()
+    said = match.group("kind") or match.group("name")
+    words = said.lower().split()
+    if _NOT_IDENTIFIER_KINDS.intersection(words) or any(identifier_kind(word) for word in words) or any(
+            value in core or core in value for core in taken) or words[-1] in ("number", "id", "code", "reference"):
+        return []  # the typed rules and _OTHER_ID read those
+    if sum(char.isdigit() for char in value) < 6:
+        return []  # "Sydney NSW 2000", "Portland OR 97209": a state and a postcode
+    key = normalise_key(said).replace(" ", "-")
+    return [ctx.candidate(f"{ctx.person.possessive} {said} is {value}", confidence=confidence - 0.15,
+                          rule="identifier.other", subject=identifier_subject(key, value, single=True),
+                          tags=("identifier",), metadata={"kind": key, "identifier": value, "label": said})]
 
 
 _ACRONYMS = frozenset("NHS EORI UTR NI NIN SSN EIN TIN ABN ACN GST HMRC DVLA NHI".split())
