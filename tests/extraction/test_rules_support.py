@@ -2564,3 +2564,8 @@ def test_a_phone_named_with_what_it_is_for_is_still_theirs():
     assert one(extract("my mobile for flight updates is +44 7700 118 230"), "phone").content == (
         "The user's mobile number is +44 7700 118 230")
     assert phones(extract("my number for my husband is 07700 900 111")) == []
+
+
+def test_the_phone_number_for_the_account_is_theirs():
+    assert one(extract("The phone number for the account is +7 701 555 2841."), "phone").metadata["value"] == (
+        "+7 701 555 2841")

@@ -101,8 +101,8 @@ _LABELLED = re.compile(r"(?<!\w)(?!(?:the|my|our|a)\s)[^\W\d_][\w-]*\s+$", re.I)
 _PHONE_KINDS = {"work": "work", "office": "work", "business": "work", "direct": "work", "desk": "work",
                 "home": "home", "landline": "home", "house": "home", "whatsapp": "whatsapp", "fax": "fax",
                 "other": "other", "second": "other", "alternative": "other", "alternate": "other", "backup": "other"}
-_FOR_A_SCHEME = re.compile(r"\bfor\s+(?:[\w-]+\s+){0,2}?(?:loyalty|account|membership|member|customer|policy|scheme"
-                           r"|card|rewards?|points|club|order|booking|reference|plan|subscription)\b", re.I)
+_FOR_A_SCHEME = re.compile(r"\bfor\s+(?:[\w-]+\s+){0,2}?(?:loyalty|membership|member|customer|policy|scheme"
+                           r"|card|rewards?|points|club|order|booking|reference)\b", re.I)
 _PHONE_WORDS = frozenset("mobile cell cellphone phone telephone tel landline whatsapp fax contact".split())
 _PAST_WORDS = frozenset("old previous former".split())
 _PHONE_LABELS = {None: "phone number", "mobile": "mobile number", "work": "work phone number",
