@@ -2569,3 +2569,18 @@ def test_a_phone_named_with_what_it_is_for_is_still_theirs():
 def test_the_phone_number_for_the_account_is_theirs():
     assert one(extract("The phone number for the account is +7 701 555 2841."), "phone").metadata["value"] == (
         "+7 701 555 2841")
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("We're completing on Friday, and please note we've a very nervy rescue greyhound, so keep the gate shut.",
+     "The user has a very nervy rescue greyhound"),
+    ("good, please write in my profile I prefer window seats.", "The user prefers window seats"),
+    ("please note my son is diabetic", "The user's son is diabetic"),
+])
+def test_a_request_to_note_a_statement_of_theirs_is_kept_wherever_it_sits_in_the_sentence(text, content):
+    assert content in [candidate.content for candidate in extract(text)]
+
+
+@pytest.mark.parametrize("text", ["Can you write down my order number?", "Please note the time of the call."])
+def test_noting_a_thing_states_nothing(text):
+    assert [c for c in extract(text) if c.metadata["rule"].startswith("explicit")] == []

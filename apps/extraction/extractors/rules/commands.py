@@ -27,7 +27,9 @@ _POLITE = (r"^(?:please\s+|kindly\s+)?(?:(?:(?:can|could|would|will)\s+you|you\s
            r"(?:also\s+|just\s+)?(?:please\s+|kindly\s+)?")
 _REMEMBER = re.compile(
     _POLITE + r"(?P<verb>remember|memori[sz]e|keep\s+in\s+mind|bear\s+in\s+mind|don't\s+forget|do\s+not\s+forget"
-    r"|never\s+forget|make\s+a\s+note|take\s+note|note|save|store|flag|put\s+(?:a\s+)?note)\b"
+    r"|never\s+forget|make\s+a\s+note|take\s+note|note|save|store|flag|put\s+(?:a\s+)?note"
+    r"|write\s+(?:(?:it\s+)?down|(?:in|on|into)\s+(?:my|the|our)\s+(?:profile|file|notes?|records?|account))"
+    r"|add\s+(?:to|on|in)\s+(?:my|the|our)\s+(?:profile|file|notes?|records?|account))\b"
     r"(?:\s+(?:on|in|to)\s+(?:my|the|your)\s+(?:profile|file|account|record|records|notes))?"  # "save on my profile that"
     r"(?:\s+(?:of|that|this|the\s+fact\s+that))?"
     r"(?:\s*[:,-]\s*|\s+)(?P<body>.+)$",
@@ -388,18 +390,34 @@ def forget_request(text: str) -> str | None:
 _ON_RECORD = re.compile(r"^(?:on|in|to)\s+(?:my|the|your)\s+(?:profile|file|account|record|records|notes)\s*", re.I)
 
 
+_OWN_CLAUSE = re.compile(r"^(?:(?:I|I'm|I've|I'd|we|we're|we've|we'd)\s+\w+|(?:my|our)\s+[\w' -]{1,40}?\s+(?:is|are|has|have)\b)",
+                         re.I)
+
+
 def _remember_command(text: str, match: re.Match, ctx: RuleContext, clause_rules) -> list[Candidate] | None:
     body = match.group("body")
     if _REMEMBER_REJECT.match(body) or len(body.split()) < 2:
         return None
     verb = match.group("verb").lower()
     after_verb = _ON_RECORD.sub("", text[match.end("verb"):].strip())  # "save on my profile that ..."
-    if verb in ("save", "store", "note") and not re.match(r"^(?:that\b|[:,-])", after_verb):
-        return None  # "save the file", "note the time" are not memory requests; "note that ..." / "save: ..." are
+    if verb in ("save", "store", "note") and not re.match(r"^(?:that\b|[:,-])", after_verb) and not _OWN_CLAUSE.match(
+            after_verb):
+        return None  # "save the file", "note the time" are not memory requests; "note that ..." / "save: ..." are,
+        # and so is "note we've a very nervy rescue greyhound": a statement of theirs follows
     confidence = 0.85 if verb in ("note", "take note", "make a note", "save", "store") else 0.95
     # "remember that <clause>" announces a statement, whatever its verb ("invoices must go to finance").
-    announced = bool(re.match(r"^(?:that|the\s+fact\s+that)\b|^[:,-]", after_verb, re.I))
+    announced = bool(re.match(r"^(?:that|the\s+fact\s+that)\b|^[:,-]", after_verb, re.I) or _OWN_CLAUSE.match(after_verb))
     return _remember(body, ctx, clause_rules, confidence, announced=announced)
+
+
+def clause_remember(clause: str, ctx: RuleContext, clause_rules) -> list[Candidate] | None:
+    """A request to remember that is one clause of a longer sentence ("There's an upright piano, and please note we've
+    a very nervy rescue greyhound, so ..."), or None."""
+    text = _LEADING_LINK.sub("", strip_filler(clause)).rstrip(" .!?")
+    match = _REMEMBER.match(text)
+    if match is None or _FORGET.match(text):
+        return None
+    return _remember_command(text, match, ctx, clause_rules) or None
 
 
 def remember_body(sentence: str) -> str | None:

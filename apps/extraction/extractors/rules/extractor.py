@@ -17,7 +17,12 @@ from apps.extraction.extractors.rules import lexicon, subjects
 from apps.extraction.extractors.rules.addresses import unclaimed_addresses
 from apps.extraction.extractors.rules.business import BUSINESS_RULES, named_provider
 from apps.extraction.extractors.rules.changes import Retired, retired_values
-from apps.extraction.extractors.rules.commands import clause_retraction, remember_body, sentence_command
+from apps.extraction.extractors.rules.commands import (
+    clause_remember,
+    clause_retraction,
+    remember_body,
+    sentence_command,
+)
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED, contacts, unclaimed_phones
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.corrections import apply_corrections, correction, split_mid_correction
@@ -637,6 +642,9 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
         candidate for part in re.split(r"[,;]\s*|\s+(?:so|and)\s+(?=no\b)", sentence.text) for candidate in nothing_wanted(ctx, part)]
     for clause in sentence.clauses:
         clause_ctx = dataclasses.replace(ctx, hedged=clause.hedged)
+        if (remembered := clause_remember(clause.text, clause_ctx, _user_clause)) is not None:
+            found += remembered
+            continue
         stated = _user_clause(clause, clause_ctx)
         # No rule recognised it (a number plate in passing is not what it says: "I've got a new trailer now, reg
         # LP24 WHA", unlike "my registration is ..."): the salience classifier decides, per batch.
