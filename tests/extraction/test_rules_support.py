@@ -2584,3 +2584,17 @@ def test_a_request_to_note_a_statement_of_theirs_is_kept_wherever_it_sits_in_the
 @pytest.mark.parametrize("text", ["Can you write down my order number?", "Please note the time of the call."])
 def test_noting_a_thing_states_nothing(text):
     assert [c for c in extract(text) if c.metadata["rule"].startswith("explicit")] == []
+
+
+@pytest.mark.parametrize(("text", "subject"), [
+    ("I'd like to go ahead with the quote, QT-88451", "identifier:quote:QT-88451"),
+    ("Our quote number is 55120", "identifier:quote:55120"),
+    ("Please quote against PO-44820", "identifier:po:PO-44820"),
+])
+def test_quotes_and_purchase_orders_are_identifiers(text, subject):
+    assert subject in subjects(extract(text))
+
+
+def test_to_quote_a_code_is_a_verb_not_a_quote():
+    assert not any((c.subject or "").startswith("identifier:quote") for c in extract(
+        "your text said to quote 586204 when I contact you"))

@@ -46,6 +46,7 @@ KINDS = {
     "serial": Kind("serial", "number", spaced=True), "po": Kind("purchase order"),
     "vat": Kind("VAT", "number", single=True, spaced=True), "shipment": Kind("shipment"), "refund": Kind("refund"),
     "payment": Kind("payment"), "contract": Kind("contract"), "incident": Kind("incident"),
+    "quote": Kind("quote", qualified=True),  # "to quote 586204" is a verb: only "quote number/ref" or a QT- code
     "request": Kind("request"), "voucher": Kind("voucher", "code"), "warranty": Kind("warranty"),
     "registration": Kind("registration", "number", qualified=True),
     "passport": Kind("passport", "number", single=True, pii=True, qualified=True),
@@ -63,6 +64,7 @@ KIND_WORDS = {
     "mprn": "meter", "mpan": "meter", "sort code": "sort-code", "iban": "iban", "sim": "sim", "iccid": "sim",
     "imei": "imei", "serial": "serial", "purchase order": "po", "po": "po", "vat": "vat", "shipment": "shipment",
     "refund": "refund", "payment": "payment", "contract": "contract", "incident": "incident", "request": "request",
+    "quote": "quote", "quotation": "quote", "estimate": "quote",
     "voucher": "voucher", "coupon": "voucher", "gift card": "voucher", "promo code": "voucher",
     "discount code": "voucher", "warranty": "warranty", "registration": "registration", "passport": "passport",
     "driving licence": "licence", "driving license": "licence", "driver's licence": "licence",
@@ -118,7 +120,7 @@ _PREFIXES = {
     "TXN": "transaction", "TX": "transaction", "INV": "invoice", "ORD": "order", "ORDER": "order", "TKT": "ticket",
     "TCK": "ticket", "TICKET": "ticket", "CASE": "case", "REF": "reference", "ACC": "account", "ACCT": "account",
     "BKG": "booking", "RMA": "rma", "CUST": "customer", "SUB": "subscription", "INC": "incident", "REQ": "request",
-    "CLM": "claim", "RCPT": "receipt",
+    "CLM": "claim", "RCPT": "receipt", "PO": "po", "QT": "quote", "QUO": "quote", "QTE": "quote", "EST": "quote",
 }
 _PREFIXED = re.compile(rf"\b(?P<prefix>{'|'.join(sorted(_PREFIXES, key=len, reverse=True))})[-_#]?\d[\w-]*\b")
 _ID_SEPARATOR = re.compile(r"\s*(?:,\s*(?:and\s+|&\s+)?|\s(?:and|&|or)\s|/)\s*", re.I)
