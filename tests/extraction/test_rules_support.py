@@ -2598,3 +2598,30 @@ def test_quotes_and_purchase_orders_are_identifiers(text, subject):
 def test_to_quote_a_code_is_a_verb_not_a_quote():
     assert not any((c.subject or "").startswith("identifier:quote") for c in extract(
         "your text said to quote 586204 when I contact you"))
+
+
+ON_FILE = [ExistingMemory(id="m1", content="The user's email address is grace@oldmail.example", memory_type="fact",
+                          subject="email"),
+           ExistingMemory(id="m2", content="The user's mobile number is 07700 900 111", memory_type="fact",
+                          subject="phone")]
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [
+    ("Send everything to grace.o@mail.example, the old one is closed", "email", "grace.o@mail.example"),
+    ("best to email me at grace.o@mail.example these days", "email", "grace.o@mail.example"),
+    ("Please update my phone number to 07700 900 333", "phone", "07700 900 333"),
+    ("Can you change my mobile to 07700 900 333?", "phone", "07700 900 333"),
+    ("My number is 07700 900 333", "phone", "07700 900 333"),
+])
+def test_a_new_email_or_number_said_as_theirs_replaces_the_one_on_file(text, subject, value):
+    said = [c for c in conversation(("user", text), existing=ON_FILE) if c.action == "add"]
+    assert one(said, subject).metadata["value"] == value
+
+
+def test_a_number_to_call_today_stands_beside_the_one_on_file():
+    assert subjects(conversation(("user", "Call me on 07700 900 333 today"), existing=ON_FILE)) == ["phone:other"]
+
+
+def test_we_begin_a_clause_as_i_does():
+    assert [clause.text for clause in split_clauses("We've moved house, we're at 5 Oak Road now")] == [
+        "We've moved house", "we're at 5 Oak Road now"]

@@ -48,7 +48,10 @@ _ROLE_MAILBOX = re.compile(r"(?i)(?:accounts?|finance|billing|invoices?|ap|ar|pa
 _SOMEONE_ELSES_ADDRESS = re.compile(r"\b(?:invoices?|billing|solicitor|accountant|lawyer|finance|colleague|assistant|our\s+\w+"
                                     r"|his|her|their|for\s+the\s+\w+)\b", re.I)
 _USE_ADDRESS = re.compile(rf"\b(?:use|switch\s+(?:it\s+)?to|change\s+(?:it\s+)?to)\s+(?P<email>\S+@\S+?)[\s,.]+{_USE_FROM_NOW}\b"
-                          rf"|\b{_USE_FROM_NOW}[\s,]+(?:please\s+)?use\s+(?P<email2>\S+@\S+?)[\s,.!]*$", re.I)
+                          rf"|\b{_USE_FROM_NOW}[\s,]+(?:please\s+)?use\s+(?P<email2>\S+@\S+?)[\s,.!]*$"
+                          # "send everything to grace.o@gmail.com, the old one is closed"
+                          rf"|\b(?:send|email|forward)\s+(?:everything|it\s+all|all\s+(?:mail|emails|post|correspondence))\s+"
+                          rf"(?:to|at)\s+(?P<email3>{EMAIL.pattern})", re.I)
 # "... or in the work j.almeida@lusacargo.pt": the kind said just before an address without the word "email".
 _KIND_BEFORE = re.compile(r"\b(?P<kind>work|office|business|company|school|university|uni|personal|private|home)\b"
                           r"[^@,;]{0,12}$", re.I)
@@ -71,6 +74,9 @@ _OWN_PHONE = re.compile(
     r"|for\s+(?!(?:him|her|them|his|their|my\s+(?:wife|husband|partner|son|daughter|mum|dad|mother|father))\b)(?:[\w-]+\s+){0,2}[\w-]+(?=\s+is\b)))?"  # "my mobile for flight updates is"
     r"\s*(?:is\s+now|(?:has\s+|'s\s+)?changed(?:\s+to|\s*[,:;-]\s*(?:it's|its|it\s+is|the\s+new\s+one\s+is)?)|is|'s|:|=|-)?"
     rf"\s*(?:(?:now|still|also|actually)\s+)?(?P<number>{_PHONE_VALUE})"
+    # "please update my phone number to ...", "can you change my mobile to ...": the number it now is
+    rf"|\b(?:update|change|switch|set|correct|amend)\s+(?P<owner9>my|our|the)\s+(?P<quals9>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})"
+    rf"(?P<noun9>{_PHONE_NOUN})\b(?:\s+number)?\s+to\s+(?P<number9>{_PHONE_VALUE})"
     rf"|\b{_REACH_ME}(?:\s+at\s+(?P<place>home|work|the\s+office))?\s+(?:on|at|via)"
     rf"\s+(?:my\s+)?(?P<quals2>(?:\b(?:{_PHONE_QUALS})\s+){{0,3}})(?:(?P<noun2>{_PHONE_NOUN})\b(?:\s+number)?)?"
     rf"[\s,:-]*(?P<number2>{_PHONE_VALUE})"
@@ -91,7 +97,7 @@ _OWN_PHONE = re.compile(
     rf"(?P<noun8>landline|mobile|phone|cell|fax|line)\b[^,:;\d]{{0,30}}[,:;-]\s*(?P<number8>{_PHONE_VALUE})",
     re.I,
 )
-_NUMBERS = ("number", "number2", "number3", "number4", "number5", "number6", "number7", "number8")
+_NUMBERS = ("number", "number2", "number3", "number4", "number5", "number6", "number7", "number8", "number9")
 _THEIRS_NOT_OURS = re.compile(r"\b(?:your|their|website|site|company|shop|store|office's)\b", re.I)
 _AT_HOME = re.compile(r"\b(?:in|at)\s+(?:my|our|the)\s+(?:house|home|flat|apartment|place)\b|\bat\s+home\b", re.I)
 # "number is ..." on its own is a phone number where the clause is about calling ("If you must call, number is ...");
@@ -108,7 +114,8 @@ _PAST_WORDS = frozenset("old previous former".split())
 _PHONE_LABELS = {None: "phone number", "mobile": "mobile number", "work": "work phone number",
                  "home": "home phone number", "whatsapp": "WhatsApp number", "fax": "fax number",
                  "other": "other phone number"}
-_CHANGED = re.compile(r"\b(?:new|now|changed|change|updated?|instead|no\s+longer|any\s?more|replaced?|switched)\b", re.I)
+_CHANGED = re.compile(r"\b(?:new|now|changed|change|updated?|instead|no\s+longer|any\s?more|replaced?|switched|these\s+days"
+                      r"|from\s+today|old\s+one|closed|disconnected|stopped\s+working|not\s+working|cancell?ed)\b", re.I)
 _OWN_WORD_LABELS = {"office": "office phone number", "landline": "landline number", "direct": "direct line"}
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CALL_ME = re.compile(rf"\b{_REACH_ME}\b", re.I)
@@ -180,7 +187,7 @@ def _emails(text: str, ctx: RuleContext) -> list[Candidate]:
         if _PAST_WORDS.intersection(quals):
             continue  # "my old email was ..."
         kind = next((_EMAIL_KINDS[word] for word in quals if word in _EMAIL_KINDS), None)
-        to_use = any(email in (used.group("email") or used.group("email2") or "")
+        to_use = any(email in (used.group("email") or used.group("email2") or used.group("email3") or "")
                      for used in _USE_ADDRESS.finditer(ctx.sentence or text)) and not (
             _ROLE_MAILBOX.match(email) or _SOMEONE_ELSES_ADDRESS.search(ctx.sentence or text))
         if _OWN_EMAIL.search(text) or text.strip(" .") == email or _named_after(email, person.known) or to_use:
@@ -249,9 +256,10 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
         digits = sum(char.isdigit() for char in number)
         if not 7 <= digits <= 15 or _ISO_DATE.fullmatch(number):
             continue
-        quals = (match.group("quals") or match.group("quals2") or match.group("quals8") or "").lower().split()
+        quals = (match.group("quals") or match.group("quals2") or match.group("quals8") or match.group("quals9")
+                 or "").lower().split()
         noun = " ".join((match.group("noun") or match.group("noun2") or match.group("noun6") or match.group("noun7")
-                         or match.group("noun8") or "").lower().split())
+                         or match.group("noun8") or match.group("noun9") or "").lower().split())
         noun = "mobile" if noun in ("text", "sms") else noun
         if _PAST_WORDS.intersection(quals):
             continue  # "my old number was ..."
@@ -270,7 +278,8 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
         kind = next((_PHONE_KINDS[word] for word in [*quals, noun, *place] if word in _PHONE_KINDS), None)
         label = _phone_label(kind or ("mobile" if noun.startswith(("mobile", "cell")) else None), [*quals, noun, *place])
         metadata = {"pii": True, "value": number, "kind": kind or "mobile"}
-        if not kind and noun in ("", "number", "line") and not _CHANGED.search(ctx.sentence or text):
+        if not kind and noun in ("", "number", "line") and not (match.group("owner") and match.group("number")) and not (
+                _CHANGED.search(ctx.sentence or text)):  # "my number is ..." says which: theirs, the one to use
             metadata["unqualified"] = True  # "call me on ...": maybe the mobile, maybe just where they are today
         found.append(ctx.candidate(f"{ctx.person.possessive} {label} is {number}", confidence=0.9,
                                    rule="contact.phone", subject=phone_subject(kind), tags=("pii", "contact"),

@@ -63,7 +63,7 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
-_STARTERS = r"(?:I|I'm|I've|I'll|I'd|my|me|please)"
+_STARTERS = r"(?:I|I'm|I've|I'll|I'd|my|me|we|we're|we've|we'll|we'd|please)"
 _QUESTION_WORDS = (
     r"(?:do|does|did|can|could|would|will|should|shall|is|are|am|was|were|have|has|had|may|might|what|what's|where"
     r"|where's|when|why|who|who's|whom|whose|which|how|how's|isn't|aren't|don't|doesn't|didn't|can't|won't|wouldn't"
