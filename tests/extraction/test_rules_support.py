@@ -2625,3 +2625,11 @@ def test_a_number_to_call_today_stands_beside_the_one_on_file():
 def test_we_begin_a_clause_as_i_does():
     assert [clause.text for clause in split_clauses("We've moved house, we're at 5 Oak Road now")] == [
         "We've moved house", "we're at 5 Oak Road now"]
+
+
+@pytest.mark.parametrize("text", [
+    "We've moved house, our new address is 5 Oak Road, Leeds LS2 2AA.",
+    "We've moved, new address 5 Oak Road, Leeds LS2 2AA.",
+])
+def test_a_new_home_said_mid_sentence_is_the_home_address(text):
+    assert one(extract(text), "address:home").metadata["value"] == "5 Oak Road, Leeds LS2 2AA"

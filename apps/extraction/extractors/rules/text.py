@@ -73,7 +73,9 @@ _QUESTION_WORDS = (
 # so "My name is Alice and I work at TechCorp" is two clauses but "Portland, Oregon" and "tea and coffee" are not.
 _CLAUSE_BREAK = re.compile(
     rf"\s*;\s*|\s*:\s+(?={_STARTERS}\b)|,?\s+(?:and|but|so|plus|also|and also|and now|but now)\s+(?={_STARTERS}\b)"
-    rf"|,\s+(?=(?:{_STARTERS}|and|but|so|please|thanks|thank|{_QUESTION_WORDS})\b)",
+    rf"|,\s+(?=(?:{_STARTERS}|and|but|so|please|thanks|thank|{_QUESTION_WORDS})\b)"
+    # "We've moved house, our new address is ...": a new detail begins a clause of its own
+    r"|,\s+(?=(?:(?:our|the)\s+)?new\s+(?:address|home\s+address|number|mobile|phone|e-?mail)\b)",
     re.I,
 )
 _LEADING_FILLER = re.compile(
