@@ -2633,3 +2633,15 @@ def test_we_begin_a_clause_as_i_does():
 ])
 def test_a_new_home_said_mid_sentence_is_the_home_address(text):
     assert one(extract(text), "address:home").metadata["value"] == "5 Oak Road, Leeds LS2 2AA"
+
+
+def test_a_lowercase_name_after_a_relation_with_their_number_is_that_contact():
+    [partner] = [c for c in extract("07440 219 873. or my partner dean on 07440 630 502 if i dont pick up")
+                 if (c.subject or "").startswith("contact:")]
+    assert partner.content == "The user's partner is Dean (07440 630 502)"
+
+
+@pytest.mark.parametrize("text", ["my wife works nights", "my boss always checks the invoices",
+                                  "my daughter loves horses"])
+def test_a_verb_after_a_relation_is_no_name(text):
+    assert not any((c.subject or "").startswith("contact:") for c in extract(text))

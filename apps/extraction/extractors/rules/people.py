@@ -118,7 +118,9 @@ _NAMED_IN_PASSING = re.compile(_OUR_RELATION + _CAPITALISED_NAME, re.I)
 # Typed in lowercase, a word after the relation is a name only where a name can end: "my husband budi and ...",
 # "our daughter sari who is 14", not "my boss saw the charge".
 _NAMED_IN_PASSING_LOWER = re.compile(
-    _OUR_RELATION + r"(?P<name>[^\W\d_][\w'-]*)(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|who|is|has|was|will|can|needs?|wants?)\b)",
+    _OUR_RELATION + r"(?P<name>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*(?=\s+[a-z]+s\b))?)"
+    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|who|is|has|was|will|can|needs?|wants?)\b|\s+(?:on|at)\s+[+(\d]"
+    r"|\s+[a-z]+s\b)",  # "my partner dean on 07440 ...", "our childminder rosa delgado picks finn up"
     re.I,
 )
 # "our head chef Ana Lopes", "my finance director, Dr. Sam Ito", "our buyer is Sam Okafor", "our billing contact, Sam
