@@ -306,6 +306,11 @@ class _LiveMemories:
         if value:  # "we don't use Slack anymore" reaches "tool:slack", never "tool:jira"
             reached = [memory for memory in reached if memory.metadata.get("subject") == candidate.subject
                        or value in memory.content.casefold()]
+        if (candidate.metadata or {}).get("old"):
+            # "the old number has been removed" after the new one was given: the one that replaced another is the new
+            replacements = set(Memory.objects.filter(superseded_by__in=[m.pk for m in reached]).values_list(
+                "superseded_by", flat=True))
+            reached = [memory for memory in reached if memory.pk not in replacements]
         qualifier = (candidate.metadata or {}).get("qualifier")
         if qualifier:  # "forget my work number": the work number when it is known apart from the others
             named = [memory for memory in reached if (memory.metadata or {}).get("subject", "").endswith(f":{qualifier}")

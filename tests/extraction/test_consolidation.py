@@ -352,3 +352,14 @@ def test_a_value_ended_with_nothing_in_its_place_leaves_its_list_or_goes_with_it
     }
     assert Memory.objects.get(content="Alice's Friday pickup is at 4pm").superseded_by.content == (
         "Alice is stopping the Friday pickups")
+
+
+def test_forgetting_the_old_value_spares_the_value_that_replaced_it(session, job):
+    _run(session, job, fact("Alice's mobile number is 07700 900 111", subject="phone"))
+    _run(session, job, fact("Alice's mobile number is 07700 900 333", seqs=[2], subject="phone"))
+
+    _run(session, job, fact("The assistant removed the old number", seqs=[3], subject="phone", action="delete",
+                            metadata={"old": True}))
+
+    assert dict(Memory.objects.values_list("content", "status")) == {
+        "Alice's mobile number is 07700 900 111": "superseded", "Alice's mobile number is 07700 900 333": "active"}

@@ -2645,3 +2645,31 @@ def test_a_lowercase_name_after_a_relation_with_their_number_is_that_contact():
                                   "my daughter loves horses"])
 def test_a_verb_after_a_relation_is_no_name(text):
     assert not any((c.subject or "").startswith("contact:") for c in extract(text))
+
+
+@pytest.mark.parametrize(("text", "forgotten"), [
+    ("Your landline has been taken off your account.", ("phone:home", None)),
+    ("I've wiped the work email from your profile.", ("email:work", None)),
+    ("The card ending 4821 has been deleted.", ("identifier:card:4821", "4821")),
+    ("I've removed the old Elm Road address from your account.", (None, "Elm Road")),
+    ("I've removed Marta as your emergency contact.", (None, "Marta")),
+])
+def test_what_the_agent_says_it_removed_is_forgotten_as_the_customer_would_have_named_it(text, forgotten):
+    [delete] = [c for c in extract(text, role="assistant") if c.action == "delete"]
+    assert (delete.subject, delete.metadata.get("value")) == forgotten
+
+
+@pytest.mark.parametrize("text", ["I've removed your mobile as the contact number for deliveries.",
+                                  "I've removed the phone number from the delivery instructions.",
+                                  "The late fee has been removed.", "I've removed you from the mailing list."])
+def test_a_removal_from_somewhere_else_forgets_nothing(text):
+    assert [c for c in extract(text, role="assistant") if c.action == "delete"] == []
+
+
+def test_the_agent_removing_a_detail_spares_the_one_the_customer_just_gave():
+    candidates = conversation(("user", "Please delete my mobile, use my office number 0113 496 0721 instead."),
+                              ("assistant", "Done, I've removed your mobile number."))
+    assert [c.metadata["value"] for c in candidates if c.action == "add" and (c.subject or "").startswith("phone")] == [
+        "0113 496 0721"]
+    assert not any(c.action == "delete" and "0113" in str(c.metadata.get("value")) for c in candidates)
+    assert all(c.metadata.get("old") for c in candidates if c.metadata["rule"] == "support.removed")

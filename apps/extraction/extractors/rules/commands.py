@@ -252,7 +252,10 @@ def _loosely_asked_to_forget(text: str, ctx: RuleContext, clause_rules) -> list[
 
 # Where the request ends and a statement begins: "delete my parents' address, my uncle is my contact now, 07700 ...",
 # and where a statement ends and the request begins: "my new number is 07700 900 111, please delete the old one".
-_STATEMENT_START = re.compile(r"[,;]\s+(?=(?:and\s+|but\s+)?(?:my|our|I|I'm|I've|we|we're|he|she|his|her|their|they)\b)",
+_INSTEAD_USE = re.compile(r"[,;]\s+(?:and\s+|but\s+|just\s+|please\s+)?(?=(?:use|try|call|ring|text|e-?mail|contact|reach"
+                          r"|send|write)\b)", re.I)
+_STATEMENT_START = re.compile(r"[,;]\s+(?=(?:and\s+|but\s+)?(?:my|our|I|I'm|I've|we|we're|he|she|his|her|their|they"
+                              r"|use|try|call|ring|text|e-?mail|contact|reach|send|write)\b)",  # ", use my office number ..."
                               re.I)
 _REQUEST_START = re.compile(r"[,;]\s+|\s+(?:so|and|but|then)\s+(?=(?:you|please|pls|can|could|would|will|I'd|I\s+want)\b)",
                             re.I)
@@ -383,6 +386,7 @@ def forget_request(text: str) -> str | None:
     if not match:
         return None
     what = next(value for key, value in match.groupdict().items() if key.startswith("what") and value)
+    what = _INSTEAD_USE.split(what, maxsplit=1)[0]  # "delete my mobile, use my office number ... instead"
     what = _RECORDS.sub("", _TRAILING_POLITENESS.sub("", what.strip()))
     return _TRAILING_POLITENESS.sub("", what).strip() or None
 
@@ -458,6 +462,13 @@ def _remember(body: str, ctx: RuleContext, clause_rules, confidence: float, *, a
 _LIST_BREAK = re.compile(r"(?<!\s)(?:\s*,\s*(?:and\s+)?|\s+(?:and|&|as\s+well\s+as|plus)\s+)(?=(?:my|the|our|that)\b)",
                          re.I)  # (?<!\s): a match starts once per whitespace run, not at each of its characters
 _BARE_LIST_BREAK = re.compile(r"(?<!\s)(?:\s*,\s*(?:and\s+)?|\s+(?:and|&|plus)\s+)", re.I)
+
+
+def forgotten_things(what: str, ctx: RuleContext) -> list[Candidate]:
+    """The deletes a thing named as removed asks for ("my landline", "the card ending 4821", "Marta as a contact"), read
+    as the customer's own request to forget it would be; nothing for what names no memory."""
+    return [candidate for candidate in _forget(_RECORDS.sub("", what.strip()), ctx, lambda *_: [])
+            if candidate.action == "delete"]
 
 
 def _forget(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
@@ -604,6 +615,9 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         candidate = _delete(ctx, None, f"asked to forget the note about {said}", "retract.forget")
         candidate.metadata["topic"] = words
         return [candidate]
+    if place := _PLACE_ADDRESS.match(what):  # "the old Elm Road address": whatever memory names the place
+        return [_delete(ctx, None, f"asked to forget the {place.group('place')} address", "retract.forget",
+                        value=place.group("place"))]
     if (named := NAMED_THING.match(what)) and is_thing_name(named.group("name"), ctx):
         # "remove the Amex from my profile": whatever memory names it
         said = re.sub(r"^(?:my|our)\b", "their", what, flags=re.I)
@@ -611,6 +625,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
     return []  # "forget it", "delete my account": not a memory we can name
 
 
+_PLACE_ADDRESS = re.compile(r"^(?:the|my|our|that)\s+(?:(?:old|previous|former|last)\s+)?(?P<place>(?-i:[A-Z][\w'-]*)"
+                            r"(?:\s+(?-i:[A-Z][\w'-]*)){0,3})\s+(?:address|house|flat|place|property)$", re.I)
 _NOTE_ABOUT = re.compile(r"^(?:(?:the|that|my|any|your)\s+(?:notes?|bit|part|comment|entry|info(?:rmation)?)\s+"
                          r"(?:about|regarding|saying|that\s+says)"
                          r"|(?:what|anything|everything)\s+I\s+(?:said|told\s+you|mentioned|wrote)\s+(?:about|regarding))"

@@ -419,7 +419,9 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                     done = [] if updated else (outcomes(clause, ctx) or booking(clause, ctx)
                                                or confirmed_change(clause, ctx))
                     clause_outcomes += done
-                    found += done + identifiers(clause.text, ctx, confidence=0.85)
+                    # "The card ending 4821 has been deleted": what a removal names is not stated again
+                    found += done + ([] if any(candidate.action == "delete" for candidate in done)
+                                     else identifiers(clause.text, ctx, confidence=0.85))
                 if message.role == "assistant":
                     found += agent_assigned_contacts(sentence.text, ctx)  # "David is now set up as a trusted contact"
                 if not (updated or clause_outcomes or restated) and message.role == "assistant":

@@ -6,13 +6,19 @@ The readers live in their own modules (identifiers, contacts, addresses, people)
 the general fact rules.
 """
 
+import dataclasses
 import re
 from datetime import date
 
 from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.addresses import address_value, addresses
-from apps.extraction.extractors.rules.commands import NAMED_THING, is_thing_name, qualified_detail_subject
+from apps.extraction.extractors.rules.commands import (
+    NAMED_THING,
+    forgotten_things,
+    is_thing_name,
+    qualified_detail_subject,
+)
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, contact_preferences, without_condition
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import find_dates
@@ -420,7 +426,7 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     """A completed or firmly arranged support action in an assistant, system or tool message ("I've opened ticket
     #4521 for you", "I've booked you in for Tuesday 14 May", "an engineer will visit next Monday"). Procedure talk
     ("let me check"), offers ("I can issue a refund if ...") and questions give nothing."""
-    text, person = clause.text, ctx.person
+    text = clause.text
     if clause.question or clause.uncertain:
         return []
     if _REMOVED_PRONOUN.search(text):
@@ -432,6 +438,16 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         # "I've removed 07700 900 123 from your file": a removal must not store again what it removed, and takes
         # the removed person or detail out of what is known ("Priyanka Shah has been removed").
         return removed_by_agent(text, ctx)
+    if (removal := _REMOVED.match(text)) and not _removed_elsewhere(removal) and (removed := removed_by_agent(text, ctx)):
+        # "Your landline has been taken off your account": the customer's detail, as they would name it, goes; what
+        # support did stays on record after it ("Timur has been removed from your Family plan")
+        return removed + _done(clause, ctx)
+    return _done(clause, ctx)
+
+
+def _done(clause: Clause, ctx: RuleContext) -> list[Candidate]:
+    """What support did, as an episode (outcomes() without removals)."""
+    text, person = clause.text, ctx.person
     if match := _ACTOR_DID.match(text):
         verb = " ".join(match.group("verb").lower().split())
         scheduled = verb in _SCHEDULING and _dated(text)
@@ -471,8 +487,10 @@ def outcomes(clause: Clause, ctx: RuleContext) -> list[Candidate]:
 
 # "Priyanka Shah has been removed", "I've removed 416-555-0127 from your account": what the agent took off the file.
 _REMOVED = re.compile(
-    r"^(?P<what>[^,;]{3,80}?)\s+(?:has|have)\s+(?:now\s+)?been\s+(?:removed|deleted|taken\s+off)\b"
-    r"|^(?:I|we)(?:'ve|\s+have)?\s+(?:now\s+|also\s+)?(?:removed|deleted|taken\s+off|erased)\s+(?P<what2>[^,;]{3,80}?)"
+    r"^(?P<what>[^,;]{3,80}?)\s+(?:has|have)\s+(?:now\s+)?been\s+(?:removed|deleted|taken\s+off|erased|wiped|cleared"
+    r"|purged)\b"
+    r"|^(?:I|we)(?:'ve|\s+have)?\s+(?:now\s+|also\s+)?(?:removed|deleted|taken\s+off|erased|wiped|cleared|purged)\s+"
+    r"(?P<what2>[^,;]{3,80}?)"
     r"(?:\s+(?:from|off|as)\b.*)?$",
     re.I,
 )
@@ -488,6 +506,10 @@ _REMOVED_DETAIL = re.compile(r"\b(?:removed|deleted|erased)\s+(?:also\s+)?your\s
     re.I)
 
 
+_ELSEWHERE = re.compile(r"^\s*(?:(?:from|off|out\s+of)\s+(?!(?:our|your|the)\s+(?:records?|files?|system|database|details"
+                        r"|account|profile|contacts?)\b)|as\s+(?!(?:an?|your|my)\s+(?:[\w-]+\s+)?contact\b))", re.I)
+_YOURS = re.compile(r"\b(?:your|you|yours)\b", re.I)
+_MINE = {"your": "my", "you": "me", "yours": "mine"}
 # "The Amex ending 2006 has been removed": a thing of the customer's, by its name.
 _REMOVED_THING = re.compile(r"^(?:the|your)\s+(?-i:[A-Z])[\w&'!+-]*(?:\s+[\w&'!+-]+){0,4}\s+(?:has|have)\s+(?:now\s+)?been"
                             r"\s+(?:removed|deleted|taken\s+off)\b", re.I)
@@ -505,6 +527,12 @@ def _detail_subject(noun: str) -> str | None:
     return qualified if qualified != subject else None  # "your old fee" names no detail
 
 
+def _removed_elsewhere(removal: re.Match) -> bool:
+    """"I've removed your mobile as the contact for deliveries", "... from the delivery instructions": the detail is
+    kept, only where it is used changes."""
+    return bool(_ELSEWHERE.search(removal.string[removal.end("what" if removal.group("what") else "what2"):]))
+
+
 def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
     """Retractions of the people and contact details the agent says it removed (only those: "the late fee has been
     removed" names nothing a memory holds)."""
@@ -520,9 +548,11 @@ def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
             value.group(0).strip() for value in PHONE.finditer(part) if sum(c.isdigit() for c in value.group(0)) >= 7]
         if not values and (detail := _YOUR_DETAIL.match(part)) and (subject := _detail_subject(detail.group("noun"))):
             # "I've removed your date of birth from our records": that detail of theirs, whatever it was
-            found.append(ctx.candidate(f"The assistant removed {ctx.person.possessive} {detail.group('noun')}",
+            # what was on file: a detail the customer gives in the same conversation is what the agent keeps
+            whose = re.sub(r"^The\b", "the", ctx.person.possessive)
+            found.append(ctx.candidate(f"The assistant removed {whose} {detail.group('noun')}",
                                        confidence=0.8, rule="support.removed", subject=subject, tags=("retraction",),
-                                       action="delete"))
+                                       action="delete", metadata={"old": True}))
             continue
         if not values and (thing := NAMED_THING.match(_ENDING_DIGITS.sub("", part))) and not _PERSON.match(
                 thing.group("name")) and is_thing_name(thing.group("name"), ctx):
@@ -536,6 +566,16 @@ def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
                                                                    or _AND_THEIR_DETAILS.search(text))
         metadata = [{"value": value} for value in values] or (
             [{"value": part, "person": part}] if _PERSON.match(part) or one_name else [])
+        if not metadata and not _removed_elsewhere(match):
+            # "Your landline has been taken off your account", "I've wiped the work email": what the customer would
+            # have asked for in their own words ("my landline"), read as their request is; never "from the delivery
+            # instructions" or "as the contact for deliveries", which keep the detail and change where it is used
+            found += [dataclasses.replace(candidate, content=f"The assistant removed {rewrite_second_person(part, ctx.person)}",
+                                          metadata={**candidate.metadata, "rule": "support.removed",
+                                                    **({"old": True} if candidate.subject else {})})
+                      for candidate in forgotten_things(_YOURS.sub(lambda word: _MINE[word.group(0).lower()], part),
+                                                        dataclasses.replace(ctx, sentence=text))]
+            continue
         found += [ctx.candidate(f"The assistant removed {said['value']}", confidence=0.8, rule="support.removed",
                                 tags=("retraction",), metadata=said, action="delete") for said in metadata]
     return found
