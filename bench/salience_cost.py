@@ -49,10 +49,10 @@ class _Counting:
     def __init__(self, scorer):
         self.scorer, self.clauses, self.calls = scorer, 0, 0
 
-    def score(self, texts):
+    def score(self, texts, floors=None):
         self.clauses += len(texts)
         self.calls += 1
-        return self.scorer.score(texts)
+        return self.scorer.score(texts, floors)
 
 
 def options(argv=None) -> argparse.Namespace:

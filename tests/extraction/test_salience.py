@@ -307,7 +307,7 @@ class _CountingScorer:
     def __init__(self):
         self.calls: list[list[str]] = []
 
-    def score(self, texts):
+    def score(self, texts, floors=None):
         self.calls.append(list(texts))
         return [0.9] * len(texts)
 
@@ -366,7 +366,7 @@ class _FixedScorer:
     def __init__(self, score: float):
         self.value = score
 
-    def score(self, texts):
+    def score(self, texts, floors=None):
         return [self.value] * len(texts)
 
 

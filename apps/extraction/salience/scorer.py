@@ -95,13 +95,18 @@ class SalienceScorer:
     def backend(self) -> str:
         return "model" if self._embed is not None else "lexical"
 
-    def score(self, texts: list[str]) -> list[float]:
-        """P(durable) of each clause, rounded to 3 places so float noise in the embedding cannot flip a decision."""
+    def score(self, texts: list[str], floors: list[float] | None = None) -> list[float]:
+        """P(durable) of each clause, rounded to 3 places so float noise in the embedding cannot flip a decision.
+
+        `floors` (one per text, optional): a clause whose lexical score is below its floor keeps that score, without
+        the model (for clauses that must score high to be kept at all)."""
         if not texts:
             return []
         scores = _probabilities(lexical_vectors(texts), *self._lexical)
         embed = self._embed
-        undecided = [index for index, score in enumerate(scores) if self._reject_below <= score < self._accept_from]
+        floors = floors or [0.0] * len(texts)
+        undecided = [index for index, score in enumerate(scores)
+                     if max(self._reject_below, floors[index]) <= score < self._accept_from]
         if embed is None or not undecided:
             return scores
         unsure = [texts[index] for index in undecided]

@@ -64,6 +64,7 @@ from apps.extraction.extractors.rules.plans import PLAN_RULES
 from apps.extraction.extractors.rules.preferences import PREFERENCE_RULES, nothing_wanted
 from apps.extraction.extractors.rules.statements import (
     OWNED_BY_RULES,
+    THIRD_PERSON_LEXICAL_FLOOR,
     THIRD_PERSON_MIN_SCORE,
     PendingStatement,
     pending_statement,
@@ -222,7 +223,12 @@ class RulesExtractor:
             return found
         if not settings.EXTRACTION_SALIENCE:
             return [item for item in found if not isinstance(item, PendingStatement)]
-        scores = iter((self._scorer or get_scorer()).score([statement.text for statement in pending]))
+        # a statement without a first person is kept only from a high score: one the lexical weights put low is not
+        # embedded at all (THIRD_PERSON_LEXICAL_FLOOR)
+        floors = [THIRD_PERSON_LEXICAL_FLOOR if statement.third_person else 0.0 for statement in pending]
+        scorer = self._scorer or get_scorer()
+        texts = [statement.text for statement in pending]
+        scores = iter(scorer.score(texts, floors))
         threshold = settings.EXTRACTION_SALIENCE_THRESHOLD
         kept: list[Candidate] = []
         for item in found:
