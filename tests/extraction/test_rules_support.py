@@ -2673,3 +2673,14 @@ def test_the_agent_removing_a_detail_spares_the_one_the_customer_just_gave():
         "0113 496 0721"]
     assert not any(c.action == "delete" and "0113" in str(c.metadata.get("value")) for c in candidates)
     assert all(c.metadata.get("old") for c in candidates if c.metadata["rule"] == "support.removed")
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Please note we have a very nervous rescue dog, so knock quietly.", "The user asked support to knock quietly"),
+    ("Please note: leave parcels with the neighbour at number 12.",
+     "The user asked support to leave parcels with the neighbour at number 12"),
+    ("Remember that invoices must go to the finance team.",
+     "The user asked to remember that invoices must go to the finance team"),
+])
+def test_an_instruction_to_note_reads_as_what_support_is_to_do(text, content):
+    assert content in [candidate.content for candidate in extract(text)]

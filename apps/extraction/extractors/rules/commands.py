@@ -451,7 +451,12 @@ def _remember(body: str, ctx: RuleContext, clause_rules, confidence: float, *, a
             continue  # "Can you remember my order number?" names a thing, it states nothing
         rewritten = rewrite_first_person(clause.text, person)
         about_user = rewritten != clause.text or bool(re.match(r"^(?:I|my|me)\b", clause.text, re.I))
-        content = rewritten if about_user else person.sentence(f"asked to remember that {clause.text}")
+        if about_user:
+            content = rewritten
+        elif _IMPERATIVE.match(clause.text):  # "..., so knock quietly": what support is to do
+            content = person.sentence(f"asked support to {clause.text[0].lower()}{clause.text[1:]}")
+        else:
+            content = person.sentence(f"asked to remember that {clause.text}")
         dates = find_dates(clause.text, ctx.reference)
         found.append(ctx.candidate(content, memory_type="episode" if dates else "fact", confidence=confidence,
                                    rule="explicit.remember", tags=("explicit",),
@@ -459,6 +464,12 @@ def _remember(body: str, ctx: RuleContext, clause_rules, confidence: float, *, a
     return found
 
 
+# An instruction, not a statement: a first word that is no subject, and no verb after it ("knock quietly", "leave
+# parcels with the neighbour"; never "invoices must go to finance").
+_IMPERATIVE = re.compile(r"^(?!(?:the|a|an|my|our|his|her|their|its|this|that|these|those|there|it|he|she|they|we|i|you"
+                         r"|your|all|every|each|some|any|no|nobody|everyone|someone)\b)(?-i:[a-z])[a-z]+\s+"
+                         r"(?!(?:must|should|is|are|was|were|has|have|had|need|needs|can|could|will|would|go|goes|get"
+                         r"|gets|come|comes|take|takes)\b)\w", re.I)
 _LIST_BREAK = re.compile(r"(?<!\s)(?:\s*,\s*(?:and\s+)?|\s+(?:and|&|as\s+well\s+as|plus)\s+)(?=(?:my|the|our|that)\b)",
                          re.I)  # (?<!\s): a match starts once per whitespace run, not at each of its characters
 _BARE_LIST_BREAK = re.compile(r"(?<!\s)(?:\s*,\s*(?:and\s+)?|\s+(?:and|&|plus)\s+)", re.I)
