@@ -306,7 +306,7 @@ class _LiveMemories:
         if value:  # "we don't use Slack anymore" reaches "tool:slack", never "tool:jira"
             reached = [memory for memory in reached if memory.metadata.get("subject") == candidate.subject
                        or value in memory.content.casefold()]
-        if (candidate.metadata or {}).get("old"):
+        if reached and (candidate.metadata or {}).get("old"):
             # "the old number has been removed" after the new one was given: the one that replaced another is the new
             replacements = set(Memory.objects.filter(superseded_by__in=[m.pk for m in reached]).values_list(
                 "superseded_by", flat=True))

@@ -2653,6 +2653,7 @@ def test_a_verb_after_a_relation_is_no_name(text):
     ("The card ending 4821 has been deleted.", ("identifier:card:4821", "4821")),
     ("I've removed the old Elm Road address from your account.", (None, "Elm Road")),
     ("I've removed Marta as your emergency contact.", (None, "Marta")),
+    ("I've removed Marta from your contacts.", (None, "Marta")),
 ])
 def test_what_the_agent_says_it_removed_is_forgotten_as_the_customer_would_have_named_it(text, forgotten):
     [delete] = [c for c in extract(text, role="assistant") if c.action == "delete"]

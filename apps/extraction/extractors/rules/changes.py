@@ -39,6 +39,9 @@ _PATTERNS = (
     re.compile(rf"\bthe\s+(?P<old>{_DAY}|{_DATE}|{_NAME})(?:\s+[a-z]+)?\s+(?:one\s+)?(?:is|has\s+been|was|will\s+be)\s+"
                r"(?:cancelled|canceled|dropped|removed|stopped|released|ended|gone)\b", re.I),
 )
+# A word one of the patterns needs; a sentence without any is not read further.
+_MAY_RETIRE = re.compile(r"\b(?:instead|rather|place|replacing|from|not|stop\w*|cancel\w*|drop\w*|end\w*|release\w*"
+                         r"|removed|gone)\b", re.I)
 _ENDINGS = len(_PATTERNS) - 2  # the last two patterns end a value rather than replace it
 _NOT_A_VALUE = re.compile(r"^(?:I|I'm|It|It's|That|This|We|You|They|He|She|Yes|No|OK|Okay|Please|Thanks|Sorry|But|And|So"
                           r"|Now|Then|Also|Just|Maybe|Not|Hi|Hello)$", re.I)
@@ -53,6 +56,8 @@ class Retired(NamedTuple):
 
 def retired_values(sentence: str) -> list[Retired]:
     """The old values a sentence says are replaced, in order, each once, with the values said to replace them."""
+    if not _MAY_RETIRE.search(sentence):
+        return []  # every sentence of every message comes here: most name no change at all
     found: list[Retired] = []
     for index, pattern in enumerate(_PATTERNS):
         for match in pattern.finditer(sentence):
@@ -147,7 +152,7 @@ def _restated_once(content: str, retired: Retired) -> str | None:
     if not re.fullmatch(_DAY, retired.old, re.I):
         return None
     before, after = content[:at.start()], content[at.end():]
-    day = rf"{WEEKDAY_PATTERN}s?"
+    day = _DAY
     if re.search(rf"\b{day},\s+$", before, re.I) and re.match(r"\s+and\s+", after):
         return before.rstrip()[:-1] + after  # "Mon, Wed and Thu" less Wed
     if re.search(rf"\b{day}\s+and\s+$", before, re.I):

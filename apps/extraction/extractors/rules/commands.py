@@ -233,14 +233,14 @@ def _loosely_asked_to_forget(text: str, ctx: RuleContext, clause_rules) -> list[
         return [_delete(ctx, None, f"asked to forget {value}", "retract.forget", value=value) for value in values]
     phrase = verb.group(0)
     if inner := _TAKE_OFF.match(phrase):  # "get my old email off your system": the object sits inside
-        if not _RECORDS_AFTER.match(text[verb.end():]):
+        if not RECORDS_AFTER.match(text[verb.end():]):
             return []  # "take my name off the waiting list" is not about what is known of them
         if inner.group("object"):
             return _thing_forgotten(inner.group("object"), ctx, clause_rules)
     if _A_MESSAGE.search(text):
         return []  # "delete the email I sent earlier": a message, not their address
     place = _TAKEN_FROM.search(text[verb.end():])
-    if place and not _RECORDS_AFTER.match(" " + place.group("place")):
+    if place and not RECORDS_AFTER.match(" " + place.group("place")):
         return []  # "remove my email from the newsletter", "my address from the label": not what is known of them
     after = _OBJECT_END.split(text[verb.end():], maxsplit=1)[0]
     if after.strip() and not _DEICTIC_START.match(after.strip()):
@@ -316,8 +316,9 @@ def _thing_forgotten(words: str, ctx: RuleContext, clause_rules, *, last: bool =
 
 
 _TAKE_OFF = re.compile(r"^(?:take|taken|get|got|strike|struck|cross|crossed)\s+(?P<object>.*?)\s*off$", re.I)
-_RECORDS_AFTER = re.compile(r"^\s*(?:(?:your|the|my|our)\s+(?:records?|files?|system|database|notes|account|profile"
-                            r"|details|books)\b|$|[,.;!?])", re.I)
+# What is known of the customer, after "from"/"off": "your records", "the system", "my account", "your contacts".
+RECORDS_AFTER = re.compile(r"^\s*(?:(?:your|the|my|our)\s+(?:records?|files?|system|database|notes|account|profile"
+                           r"|details|books|contacts?)\b|$|[,.;!?])", re.I)
 _OBJECT_END = re.compile(r"\b(?:from|out\s+of|off|at|to|into|in|on|for|as|because|since|so|but|please|now|anymore)\b|[,;]",
                          re.I)
 _TAKEN_FROM = re.compile(r"\b(?:from|off|out\s+of)\s+(?P<place>.+)$", re.I)
@@ -543,8 +544,7 @@ def _role_forgotten(what: str, ctx: RuleContext) -> list[Candidate]:
     if (match := _ROLE.match(what.strip())) is None:
         return []
     role = " ".join(match.group("role").lower().split())
-    candidate = _delete(ctx, None, f"asked to forget their {role}", "retract.forget", value=role)
-    return [candidate]
+    return [_delete(ctx, None, f"asked to forget their {role}", "retract.forget", value=role)]
 
 
 _ABOUT_DATA = re.compile(r"\b(?:forget|delete|erase|wipe|purge|scrub|details|information|info|data|records?|file)\b", re.I)

@@ -15,6 +15,7 @@ from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.addresses import address_value, addresses
 from apps.extraction.extractors.rules.commands import (
     NAMED_THING,
+    RECORDS_AFTER,
     forgotten_things,
     is_thing_name,
     qualified_detail_subject,
@@ -506,8 +507,8 @@ _REMOVED_DETAIL = re.compile(r"\b(?:removed|deleted|erased)\s+(?:also\s+)?your\s
     re.I)
 
 
-_ELSEWHERE = re.compile(r"^\s*(?:(?:from|off|out\s+of)\s+(?!(?:our|your|the)\s+(?:records?|files?|system|database|details"
-                        r"|account|profile|contacts?)\b)|as\s+(?!(?:an?|your|my)\s+(?:[\w-]+\s+)?contact\b))", re.I)
+_TAKEN_FROM = re.compile(r"^\s*(?:from|off|out\s+of)\s+", re.I)
+_AS_NOT_CONTACT = re.compile(r"^\s*as\s+(?!(?:an?|your|my)\s+(?:[\w-]+\s+)?contact\b)", re.I)
 _YOURS = re.compile(r"\b(?:your|you|yours)\b", re.I)
 _MINE = {"your": "my", "you": "me", "yours": "mine"}
 # "The Amex ending 2006 has been removed": a thing of the customer's, by its name.
@@ -530,7 +531,10 @@ def _detail_subject(noun: str) -> str | None:
 def _removed_elsewhere(removal: re.Match) -> bool:
     """"I've removed your mobile as the contact for deliveries", "... from the delivery instructions": the detail is
     kept, only where it is used changes."""
-    return bool(_ELSEWHERE.search(removal.string[removal.end("what" if removal.group("what") else "what2"):]))
+    tail = removal.string[removal.end("what" if removal.group("what") else "what2"):]
+    if taken := _TAKEN_FROM.match(tail):
+        return not RECORDS_AFTER.match(tail[taken.end():])  # from the records is a removal; from elsewhere, a move
+    return bool(_AS_NOT_CONTACT.match(tail))
 
 
 def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
