@@ -2685,3 +2685,57 @@ def test_the_agent_removing_a_detail_spares_the_one_the_customer_just_gave():
 ])
 def test_an_instruction_to_note_reads_as_what_support_is_to_do(text, content):
     assert content in [candidate.content for candidate in extract(text)]
+
+
+@pytest.mark.parametrize(("said", "content"), [
+    (("Hi it's Ngaire Wiremu, plan PP-66120.",), "The user's plan reference is PP-66120"),
+    (("My account number is on the bill somewhere, ELE 4409 1128.",), "The user has account number ELE 4409 1128"),
+    (("The reference on the letter is WX-20931.",), "The user has reference WX-20931"),
+    (("Do you have Leo's hospital number?", "yes it's on the letter somewhere... here, H7730215."),
+     "The user gave the hospital number H7730215"),
+    (("Hi, Kwame Asante again, RES-5K92TQ.",), "The user gave the reference RES-5K92TQ"),
+])
+def test_a_code_no_rule_read_is_kept_as_what_the_words_around_it_call_it(said, content):
+    roles = ("assistant", "user") if len(said) == 2 else ("user",)
+    candidates = conversation(*zip(roles, said, strict=True))
+    assert content in [candidate.content for candidate in candidates]
+
+
+@pytest.mark.parametrize("text", [
+    "My flight is BA2490 on Friday.", "The gate code is AB1234.", "The key safe code is KS-4471.",
+    "It is N3K0LP0912345. Sorry, I read it wrong, it's N3K0LP0912354.", "My postcode is RG19 4LS.",
+    "My husband's reference is HX-22871.",
+])
+def test_a_flight_a_code_that_opens_something_or_a_corrected_code_is_no_unclaimed_reference(text):
+    assert [c.content for c in extract(text) if c.metadata["rule"] == "identifier.unclaimed"] == []
+
+
+def test_a_code_already_on_file_is_not_kept_again():
+    existing = [ExistingMemory(id="m1", content="The user has reference MV-2207", memory_type="fact",
+                               subject="identifier:reference:MV-2207")]
+    messages = [ConversationMessage(seq=1, role="user", text="hi, marco here, MV-2207. the move was good mostly.",
+                                    created_at=SENT_AT)]
+    candidates = extractor.extract(messages=messages, existing=existing)
+    assert not [c for c in candidates if "MV-2207" in c.content]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Sorry, the account number is 5520 1188, not 5520 1186.", "The user has account number 5520 1188"),
+    ("Sorry, my mobile is 07700 900 412, not 07700 900 421.", "The user's mobile number is 07700 900 412"),
+    ("Sorry, we moved to Utrecht, not Leiden.", "The user moved to Utrecht"),
+])
+def test_a_correction_of_something_never_read_still_states_the_new_value(text, content):
+    candidates = extract(text)
+    assert [candidate.content for candidate in candidates] == [content]
+    assert all("unless_corrected" not in candidate.metadata for candidate in candidates)
+
+
+def test_a_correction_of_something_read_corrects_it_and_adds_nothing_more():
+    candidates = extract("My account number is 5520 1186.", "Sorry, the account number is 5520 1188, not 5520 1186.")
+    assert [candidate.content for candidate in candidates] == ["The user has account number 5520 1188"]
+
+
+@pytest.mark.parametrize("text", ["I used to have the Premium tier.", "We previously had a combi boiler in the loft.",
+                                  "We no longer keep chickens at the farm."])
+def test_a_state_that_was_is_no_statement_of_now(text):
+    assert [c.content for c in extract(text) if c.metadata["rule"] == "statement"] == []

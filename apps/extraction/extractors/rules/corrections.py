@@ -108,21 +108,41 @@ def correction(text: str, ctx: RuleContext) -> Candidate | None:
     if not new or len(new.split()) > 6 or len(old.split()) > 6:
         return None
     marker = ctx.candidate(new, confidence=0.0, rule="correction")
-    marker.metadata |= {"correction": {"new": new, "old": old,
+    marker.metadata |= {"correction": {"new": new, "old": old, "id": id(marker),
                                        "reference": ctx.reference.isoformat() if ctx.reference else None}}
     return marker
 
 
+# Metadata of a candidate read from the correcting sentence itself (corrected_statement): kept only when the
+# correction it stands beside corrected nothing.
+UNLESS_CORRECTED = "unless_corrected"
+
+
+def corrected_statement(text: str, fix: Candidate) -> str | None:
+    """The sentence of a correction as a statement of its own, the apology and the value it rules out taken away:
+    "Sorry, the account number is 5520 1188, not 5520 1186" -> "the account number is 5520 1188". When the old value
+    was never read (nothing in the batch or on file holds it), the new one must still be."""
+    old = fix.metadata["correction"]["old"]
+    stated = re.sub(rf"^{_SORRY}+", "", text.strip().rstrip(" .!"), flags=re.I)
+    if old:
+        stated = re.sub(rf",?\s+not\s+{re.escape(old)}\b.*$", "", stated, flags=re.I)
+    return stated if stated != text and len(stated.split()) >= 3 else None
+
+
 def apply_corrections(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
     result: list[Candidate] = []
+    applied: set[int] = set()
     for candidate in candidates:
         fix = candidate.metadata.get("correction")
         if fix is None:
-            result.append(candidate)
+            beside = candidate.metadata.pop(UNLESS_CORRECTED, None)
+            if beside is None or beside not in applied:
+                result.append(candidate)
             continue
         index = _latest_holding(result, fix)
         if index is not None:
             result[index] = _corrected(result[index], fix)
+            applied.add(fix["id"])
             continue
         if fix["old"]:
             memory = next((memory for memory in existing if _holds(memory.content, fix["old"])), None)
@@ -132,6 +152,7 @@ def apply_corrections(candidates: list[Candidate], existing: list[ExistingMemory
                 result.append(replace(candidate, content=content, memory_type=memory.memory_type,
                                       confidence=0.85, action="update", target_memory_id=memory.id,
                                       subject=memory.subject, tags=["correction"], metadata=metadata))
+                applied.add(fix["id"])
     return result
 
 

@@ -25,7 +25,13 @@ from apps.extraction.extractors.rules.commands import (
 )
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED, contacts, unclaimed_phones
 from apps.extraction.extractors.rules.context import RuleContext
-from apps.extraction.extractors.rules.corrections import apply_corrections, correction, split_mid_correction
+from apps.extraction.extractors.rules.corrections import (
+    UNLESS_CORRECTED,
+    apply_corrections,
+    corrected_statement,
+    correction,
+    split_mid_correction,
+)
 from apps.extraction.extractors.rules.dates import with_resolved_date
 from apps.extraction.extractors.rules.dialogue import (
     addressed_name,
@@ -47,7 +53,7 @@ from apps.extraction.extractors.rules.dialogue import (
     speaks_of_itself,
 )
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
-from apps.extraction.extractors.rules.identifiers import identifiers
+from apps.extraction.extractors.rules.identifiers import identifiers, unclaimed_identifiers
 from apps.extraction.extractors.rules.people import (
     agent_assigned_contacts,
     children_named,
@@ -207,7 +213,8 @@ class RulesExtractor:
                 people += [named for line in item.lines for sentence in line.sentences
                            for named in people_named(sentence.text)]
             talked_about = _last_contact(item, said_here) or talked_about
-        candidates = _agent_contacts_merged(_without_notes_said_already(self._kept_statements(found)), existing)
+        candidates = _agent_contacts_merged(
+            _without_notes_said_already(_codes_read_elsewhere(self._kept_statements(found), existing)), existing)
         _add_resolved_dates(candidates)
         candidates = _without_mentions_of_own_emails(_merge_duplicates(apply_corrections(candidates, existing)))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
@@ -413,6 +420,7 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                 found += unclaimed_phones(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named)
                 found += unclaimed_addresses(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named,
                                              around=f"{offer}\n{message.text}")
+                found += unclaimed_identifiers(sentence.text, ctx, found, asked=offer, message=message.text)
             else:
                 restated = _restated(sentence, ctx, asks_to_confirm=asks_to_confirm)
                 updated = bool(restated) and agent_update_as_customer(sentence.text) is not None
@@ -559,6 +567,20 @@ def _name_tokens(text: str) -> set[str]:
     return {word.casefold() for word in re.findall(r"[^\W\d_][\w-]*", text)}
 
 
+def _codes_read_elsewhere(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
+    """A code kept only because no rule read it (identifiers.unclaimed_identifiers) goes where a memory on file, a
+    statement the salience classifier kept or a later rule holds it ("hi, marco here, MV-2207": known already)."""
+    held = [_squashed(item.content) for item in [*candidates, *existing]
+            if item.__class__ is ExistingMemory or item.metadata.get("rule") != "identifier.unclaimed"]
+    return [candidate for candidate in candidates
+            if candidate.metadata.get("rule") != "identifier.unclaimed"
+            or not any(_squashed(candidate.metadata["identifier"]) in content for content in held)]
+
+
+def _squashed(text: str) -> str:
+    return re.sub(r"[\s-]+", "", text).casefold()
+
+
 def _without_notes_said_already(candidates: list[Candidate]) -> list[Candidate]:
     """The agent's notes and reports (support.noted, support.outcome.done) that say what no other candidate of the
     batch says: "Noted: calls after 3pm only" adds nothing to the customer's own "only ring me after 3pm", and would
@@ -618,11 +640,24 @@ _CORRECTED_VALUE = re.compile(r"^(?:it's|it\s+is|that's|that\s+is|it\s+should\s+
                               r"\s+is)\b", re.I)
 
 
+def _read_unless_corrected(text: str, fix: Candidate, ctx: RuleContext) -> list[Candidate]:
+    """What the correcting sentence states of itself, for apply_corrections to keep if the correction finds nothing
+    to correct: only the facts the rules read, never a statement for the salience classifier."""
+    if not (stated := corrected_statement(text, fix)) or correction(stated, ctx) is not None:
+        return []
+    found = [candidate for candidate in _user_sentence(_Sentence(text=stated, clauses=split_clauses(stated)), ctx)
+             if isinstance(candidate, Candidate) and candidate.action == "add"
+             and "correction" not in candidate.metadata]
+    for candidate in found:
+        candidate.metadata[UNLESS_CORRECTED] = fix.metadata["correction"]["id"]
+    return found
+
+
 def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_error: bool = False,
                    ) -> list[Candidate | PendingStatement]:
     apologised = after_admitted_error and _CORRECTED_VALUE.match(sentence.text)
     if (fix := correction(f"Sorry, {sentence.text}" if apologised else sentence.text, ctx)) is not None:
-        return [fix]
+        return [fix, *_read_unless_corrected(sentence.text, fix, ctx)]
     # "I made a mistake with my phone number last time, it is ... 2814, not 2841": the admission in the same sentence
     admission = _ADMITS_ERROR.search(sentence.text)
     if admission and (rest := re.split(r"[,;:]\s+", sentence.text[admission.end():], maxsplit=1)[1:]) and (

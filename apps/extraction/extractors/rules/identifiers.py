@@ -353,3 +353,82 @@ def _card_endings(text: str, ctx: RuleContext, confidence: float) -> list[Candid
                           metadata={"kind": "card", "identifier": last, "label": "card ending", "pii": True,
                                     **({"replaces": replaced} if replaced else {})})
             for last in found if last != replaced]
+
+
+# A code no rule read, in a customer's sentence: capitals and digits, three digits at least ("here, H7730215", "a
+# resident permit, number RP-3318-W", "plan PP-66120"), or capitals then digit groups ("ELE 4409 1128").
+_CODE = re.compile(
+    r"(?<![\w@./:#£$€-])(?:(?=[A-Z0-9-]*\d[A-Z0-9-]*\d[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)+"
+    r"|(?=[A-Z0-9]*\d[A-Z0-9]*\d[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,}"
+    r"|[A-Z]{2,4}(?:[ ]\d{3,6}){2,4})(?![\w@£$€%-]|\.\w)")
+# What the words just before a code call it: "resident permit, number", ", plan", "my membership number is"; lowercase
+# words (not a name) after the sentence's start, a comma or an article.
+_LABEL_BEFORE = re.compile(
+    r"(?:^|[,;:(]\s*|\b(?i:my|our|the|a|an|your)\s+)(?P<label>(?:[a-z][a-z-]+\s+){0,2}?[a-z][a-z-]+)"
+    r"(?:\s*,?\s*(?P<qual>(?i:number|no\.?|ID|ref|reference)))?\s*(?:is|was|:|-|,)?\s*$")
+# "the reference on the letter is", "the letter": words after a preposition say where the code is, not what it is.
+_PLACE_BEFORE = re.compile(r"\b(?:on|in|from|at|of|for|with|by|to|under|inside)\s+(?:my|our|the|a|an|your|this|that)\s+"
+                           r"(?:\S+\s+)?\S+\s*(?:is|was|:|,)?\s*$", re.I)
+# A label earlier in the sentence: "My account number is on the bill somewhere, ELE 4409 1128".
+_OWN_LABELLED = re.compile(r"\b(?:my|our|the)\s+(?P<label>(?:[a-z-]+\s+){0,2}?(?:number|no|ID|reference|ref))\b", re.I)
+_ASKED_LABEL = re.compile(r"\b(?:your|the|[A-Z][a-z]+'s)\s+(?P<label>(?:[a-z-]+\s+){0,2}?(?:number|reference|ID))\b")
+# Words before a code that say it is no identifier of the customer's (a flight, a model, something that opens a door),
+# or are no label at all.
+_NOT_CODE_LABELS = frozenset(
+    "flight train bus route seat gate platform room model version firmware size pin password passcode code key safe "
+    "alarm lock door access security verification otp wifi wi-fi postcode zip phone mobile number tel fax".split())
+_CORRECTING = re.compile(r"\b(?:sorry|wrong|I\s+mean|I\s+meant|actually|mistake|typo|misread|not|old|previous|instead)\b",
+                         re.I)
+_NOT_LABEL_WORDS = frozenset(
+    "is was are were it's its it here there yes no ok okay so and or but then also just now it this that these those "
+    "somewhere on in at of for to from with by as is: me mine i i'm hi hello thanks please".split())
+
+
+def unclaimed_identifiers(sentence: str, ctx: RuleContext, said: list, *, asked: str = "", message: str = ""
+                          ) -> list[Candidate]:
+    """Codes in a customer's sentence that no rule read, kept as what the words before call them ("The user's resident
+    permit number is RP-3318-W"), else as the agent's question just before asked for them ("Do you have Leo's hospital
+    number?": "The user gave the hospital number H7730215"), else as a reference they gave. Never one the batch already
+    holds, nor a flight, a model or a code that opens something, nor in a message that corrects something ("It is
+    N3K0LP0912345. Sorry, I read it wrong": the rules that read corrections decide)."""
+    if _CORRECTING.search(message or sentence):
+        return []
+    read = " ".join(getattr(item, "content", "") or "" for item in said)
+    found = []
+    for match in _CODE.finditer(sentence):
+        value = match.group(0)
+        if value in read or value.replace(" ", "") in read.replace(" ", "") or looks_like_card_number(value):
+            continue
+        before = sentence[max(0, match.start() - 60):match.start()]
+        words = set(re.findall(r"[a-z][a-z-]*", before.lower())[-3:])
+        if words & _NOT_CODE_LABELS or _SOMEONE_ELSES.search(before):
+            continue
+        found.append(_unclaimed(value, before, sentence[:match.start()], ctx, asked))
+    return found
+
+
+def _unclaimed(value: str, before: str, sentence_before: str, ctx: RuleContext, asked: str) -> Candidate:
+    person = ctx.person
+    labelled = None if _PLACE_BEFORE.search(before) else _LABEL_BEFORE.search(before)
+    words = labelled.group("label").lower().split() if labelled else []
+    if words and not _NOT_LABEL_WORDS.intersection(words):
+        label, qualifier = " ".join(words), _qualifier_noun(labelled.group("qual") or "")
+    elif own := _OWN_LABELLED.search(sentence_before):
+        label, _, qualifier = own.group("label").lower().rpartition(" ")
+        label, qualifier = (label, _qualifier_noun(qualifier)) if label else (qualifier, None)
+    else:
+        label, qualifier = "", None
+    if label and (key := identifier_kind(label)):
+        return _identifier(ctx, key, value, value, qualifier, 0.7)
+    if label:
+        label = f"{label} {qualifier or 'reference'}"
+        content = f"{person.possessive} {label} is {value}"
+    elif asked_label := _ASKED_LABEL.search(asked or ""):
+        label = asked_label.group("label").lower()
+        content = person.sentence(f"gave the {label} {value}")
+    else:
+        label = "reference"
+        content = person.sentence(f"gave the reference {value}")
+    return ctx.candidate(content, confidence=0.6, rule="identifier.unclaimed", tags=("identifier",),
+                         subject=identifier_subject(normalise_key(label).replace(" ", "-"), value, single=False),
+                         metadata={"kind": "reference", "identifier": value, "label": label})

@@ -54,6 +54,10 @@ _NOT_A_STATEMENT = re.compile(
     r")",
     re.I,
 )
+# A state that was and is no more: "I used to have the Premium tier", "we no longer keep chickens". Kept, it would
+# hold the old value in an active memory; the retraction and change rules read what it ends.
+_NOT_ANY_MORE = re.compile(r"\b(?:used\s+to|previously|formerly|in\s+the\s+past|back\s+then|at\s+one\s+point"
+                           r"|no\s+longer|any\s?more)\b", re.I)
 # What the structured rules own: the user's name and contact details, and anything holding an e-mail address, a
 # link or a long number (a card or account number the identifier rules declined is not to be kept either way).
 OWNED_BY_RULES = re.compile(
@@ -158,7 +162,7 @@ def pending_statement(clause: Clause, ctx: RuleContext) -> PendingStatement | No
         if _STANDING.search(body) and _TO_ME.search(body) and body[:1].isalpha():
             return PendingStatement(text=text, ctx=ctx, instruction=body)
         return None
-    if _NOT_A_STATEMENT.match(text):
+    if _NOT_A_STATEMENT.match(text) or _NOT_ANY_MORE.search(text):
         return None
     first_person = any(word.lower() in _FIRST_PERSON and word != "US" for word in words[:FIRST_PERSON_WITHIN])
     if first_person or _BETTER_FOR_ME.search(text):
