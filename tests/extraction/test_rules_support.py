@@ -13,6 +13,7 @@ from apps.extraction.extractors.rules import RulesExtractor
 from apps.extraction.extractors.rules.dates import find_dates, leading_date, with_resolved_date
 from apps.extraction.extractors.rules.identifiers import MAX_DIGIT_GROUPS
 from apps.extraction.extractors.rules.person import Person, rewrite_first_person, rewrite_second_person
+from apps.extraction.extractors.rules.statements import chosen_after_turned_down
 from apps.extraction.extractors.rules.subjects import CONTACT_CHANNEL, CONTACT_TIME
 from apps.extraction.extractors.rules.text import split_clauses
 from apps.extraction.redaction import detail_values, without_employer, without_value
@@ -2739,3 +2740,33 @@ def test_a_correction_of_something_read_corrects_it_and_adds_nothing_more():
                                   "We no longer keep chickens at the farm."])
 def test_a_state_that_was_is_no_statement_of_now(text):
     assert [c.content for c in extract(text) if c.metadata["rule"] == "statement"] == []
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("My daughter streams on the TV, not on her phone.", "The user's daughter streams on the TV"),
+    ("We have the Duo plan rather than Family.", "The user has the Duo plan"),
+    ("I listen mostly on my laptop instead of the app.", "The user listens mostly on their laptop"),
+])
+def test_the_alternative_turned_down_stays_out_of_what_is_kept(text, content):
+    assert content in [candidate.content for candidate in extract(text)]
+
+
+@pytest.mark.parametrize("text", [
+    "We looked at the Rose Garden package but went for the Classic one in the end.",
+    "We were hoping for 150 guests but the venue only holds 120.",
+    "I considered the Platinum tier but it's too dear for us.",
+])
+def test_what_was_weighed_and_turned_down_is_never_kept(text):
+    turned_down = ("Rose Garden", "150", "Platinum")
+    assert not [c.content for c in extract(text) if any(value in c.content for value in turned_down)]
+
+
+@pytest.mark.parametrize(("text", "chosen"), [
+    ("We looked at the Rose Garden package but went for the Classic one in the end",
+     "We went for the Classic one in the end"),
+    ("I'd thought about the marquee but we'd rather have the barn", "we'd rather have the barn"),
+    ("We were hoping for 150 guests but the venue only holds 120", ""),
+    ("We love the barn but the marquee is cheaper", None),
+])
+def test_the_choice_after_what_was_turned_down(text, chosen):
+    assert chosen_after_turned_down(text) == chosen

@@ -215,6 +215,7 @@ class RulesExtractor:
             talked_about = _last_contact(item, said_here) or talked_about
         candidates = _agent_contacts_merged(
             _without_notes_said_already(_codes_read_elsewhere(self._kept_statements(found), existing)), existing)
+        _without_rejected_alternatives(candidates)
         _add_resolved_dates(candidates)
         candidates = _without_mentions_of_own_emails(_merge_duplicates(apply_corrections(candidates, existing)))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
@@ -855,6 +856,23 @@ def new_value_statement(text: str) -> str | None:
     if not value:
         return None
     return f"my {'email address' if email else 'phone number'} is {value.group(0).strip()}"
+
+
+# "on the TV, not on her phone", "the Duo plan rather than Family", "on my laptop instead of the app": the
+# alternative turned down, at the end of what is kept.
+_REJECTED_ALTERNATIVE = re.compile(r"(?:,\s*not|,?\s+(?:rather\s+than|instead\s+of))\s+(?!only\b|just\b|even\b|yet\b)"
+                                   r"[^,;()]{1,60}$", re.I)
+
+
+def _without_rejected_alternatives(candidates: list[Candidate]) -> None:
+    """A statement or a business fact says what is, not what was turned down beside it: the value ruled out stays out
+    of an active memory (the change rules, changes.retired_values, read it to retire an old value that holds it). A
+    preference keeps both sides: "by email, not phone" says what not to do as well."""
+    for candidate in candidates:
+        rule = candidate.metadata.get("rule", "")
+        if candidate.action == "add" and (rule == "statement" or rule.startswith("business.")) and (cut := _REJECTED_ALTERNATIVE.search(candidate.content)) and len(
+                candidate.content[:cut.start()].split()) >= 4:
+            candidate.content = candidate.content[:cut.start()].rstrip(" ,")
 
 
 def _add_resolved_dates(candidates: list[Candidate]) -> None:

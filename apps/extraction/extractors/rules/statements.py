@@ -146,8 +146,35 @@ class PendingStatement:
                                   confidence=confidence, rule="statement", tags=tags, metadata=metadata)
 
 
+# "We looked at the Rose Garden package but went for the Classic one": what was weighed and turned down, then what
+# was chosen; only the choice is a fact.
+_TURNED_DOWN_THEN = re.compile(
+    r"^(?P<subject>I|we|my\s+[a-z]+|our\s+[a-z]+)(?:'d|'ve|\s+had|\s+have)?\s+(?:first\s+|originally\s+|initially\s+)?"
+    r"(?:looked\s+at|thought\s+(?:of|about)|considered|wanted|was\s+hoping\s+for|were\s+hoping\s+for"
+    r"|was\s+going\s+to|were\s+going\s+to|nearly|almost|planned|had\s+planned|asked\s+about|tried)\b[^,;]{1,80}?"
+    r",?\s+but\s+(?P<then>(?:then\s+|in\s+the\s+end\s+|eventually\s+|now\s+)?)(?P<rest>.+)$", re.I)
+_CHOSEN = re.compile(r"^(?:went|chose|picked|decided|settled|opted|booked|ordered|took|got|stuck|ended\s+up)\b", re.I)
+
+
+def chosen_after_turned_down(text: str) -> str | None:
+    """The choice in "<subject> weighed X but chose Y", with its subject ("We went for the Classic one in the end"),
+    or the clause after "but" when it is the customer's own ("but we'd rather ..."); "" when what follows is not theirs;
+    None when the sentence is not of that shape."""
+    match = _TURNED_DOWN_THEN.match(text)
+    if not match:
+        return None
+    rest = match.group("rest")
+    if _CHOSEN.match(rest):
+        return f"{match.group('subject')} {rest}"
+    return rest if re.match(r"(?:I|we|my|our)\b", rest, re.I) else ""
+
+
 def pending_statement(clause: Clause, ctx: RuleContext) -> PendingStatement | None:
     """The clause as a statement worth scoring, or None when a cheap filter already rules it out."""
+    if (chosen := chosen_after_turned_down(clause.text)) is not None:
+        if not chosen:
+            return None  # "we were hoping for 150 guests but the venue only holds 120": nothing of theirs is now
+        clause = Clause(text=chosen, question=clause.question, uncertain=False, hedged=clause.hedged)
     if clause.question or clause.uncertain or "?" in clause.text:
         return None
     text = clause.text
