@@ -2770,3 +2770,39 @@ def test_what_was_weighed_and_turned_down_is_never_kept(text):
 ])
 def test_the_choice_after_what_was_turned_down(text, chosen):
     assert chosen_after_turned_down(text) == chosen
+
+
+@pytest.mark.parametrize(("turns", "number"), [
+    ((("assistant", "Who should we call first?"), ("user", "Me, on the shop line 0117 496 0281.")), "0117 496 0281"),
+    ((("user", "Me first — 07911 238 450 — then my husband Chidi on 07911 238 771."),), "07911 238 450"),
+    ((("assistant", "Is 07448 902 731 still the right number for you?"), ("user", "No, that is old one. New is 07448 615 090.")),
+     "07448 615 090"),
+])
+def test_a_number_the_customer_says_is_theirs_among_others_is_their_phone(turns, number):
+    assert number in [c.metadata.get("value") for c in conversation(*turns) if c.subject == "phone"]
+
+
+def test_sam_is_a_number_is_still_sams():
+    assert [c for c in extract("Sam is 0412 555 271.") if c.subject == "phone"] == []
+
+
+def test_the_right_number_after_an_apology_corrects_the_number_just_given():
+    candidates = extract("I'd like my son to speak for me. His name is David Pembury and his mobile is 07911 402 776.",
+                         "Oh dear, I have given you the wrong number, it is 07911 402 767, the last two digits the other "
+                         "way round.")
+    contents = " ".join(candidate.content for candidate in candidates)
+    assert "07911 402 767" in contents and "07911 402 776" not in contents
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("I need our invoices to show our VAT number, FR 61 832 554 917, it's missing",
+     "The user's VAT number is FR 61 832 554 917"),
+    ("Hi it's Ngaire Wiremu, plan PP-66120. Can the plan be $90 a fortnight instead of $45 weekly?",
+     "The user's plan reference is PP-66120"),
+])
+def test_a_code_is_kept_though_another_sentence_of_the_message_changes_something(text, content):
+    assert content in [candidate.content for candidate in extract(text)]
+
+
+def test_a_code_in_a_sentence_about_what_was_is_not_kept_as_unclaimed():
+    assert [c for c in extract("My old reference was WX-20931.") if c.metadata["rule"] == "identifier.unclaimed"] == []

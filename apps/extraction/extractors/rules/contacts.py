@@ -563,12 +563,15 @@ _SOMEONE_ELSE_HERE = re.compile(rf"\b(?:his|her|their|him|them|he|she|its|your|t
 _NOT_NOW = re.compile(r"\b(?:old|previous|former|was|were|used\s+to|sorry|I\s+mean|I\s+meant|not|wrong|typo\w*)\b", re.I)
 _ANOTHERS_NUMBER = re.compile(r"\b(?:rang|called|phoned|dialled|dialed|tried|ring|call|dial|phone)\s+(?:on\s+|at\s+)?$"
                               r"|\bthe\s+(?:[\w-]+\s+){1,2}(?:is|'s|on|:)\s*$"
-                              r"|\b(?!(?:it|that|this|mine|number|phone|mobile|cell|line|me|us|whatsapp|here|now)\b)"
+                              r"|\b(?!(?:it|that|this|mine|number|phone|mobile|cell|line|me|us|whatsapp|here|now|new)\b)"
                               r"(?-i:[A-Za-z]+)\s+(?:is|'s)\s*$"
                               # "a taxi from Addison Lee: 020 ...": a name's number
                               r"|(?<!\.\s)\b(?!(?:WhatsApp|SMS|I)\b)(?-i:[A-Z][\w&'-]*)\s*:\s*$", re.I)
 
 
+# "Me, on the shop line 0117 ...", "Me first — 07911 ... — then my husband ...": the customer answering whom to call.
+_ME_ON = re.compile(r"(?:^|[,;:.(—–-]\s*)(?:me|mine|myself)(?:\s+first)?\s*[,;:—–-]*\s*(?:on\s+(?:the\s+|my\s+)?"
+                    r"(?:[\w-]+\s+){0,2}?)?$", re.I)
 # Someone introduced just before the number: "the manager there is Ravi Menon, 07700 900 812".
 _NAME_BEFORE = re.compile(r"\b(?:the|my|our)\s+(?!(?:[\w-]+\s+)?name\b)(?:[\w-]+\s+){1,3}?(?:is|will\s+be)\s+(?:(?:Mr|Mrs|Ms|Miss|Dr)\.?\s+)?"
                           r"(?P<name>(?-i:[A-Z][a-z'-]+)"
@@ -580,9 +583,10 @@ def unclaimed_phones(sentence: str, clauses: list[Clause], ctx: RuleContext, sai
     """"Can they text rather than call? 07456 118 902.": a number shaped only like a phone number, in a customer's
     sentence that names no one else, no other kind of number and no number of theirs in the past, and that no rule
     has read, is the customer's phone number, "unqualified" (it does not replace the number on file)."""
-    if someone_named or _SOMEONE_ELSE_HERE.search(sentence) or MY_RELATION.search(sentence) or _NOT_NOW.search(
-            sentence) or any(clause.question or clause.uncertain for clause in clauses if PHONE_SHAPED.search(clause.text)):
+    if _NOT_NOW.search(sentence) or any(clause.question or clause.uncertain for clause in clauses
+                                        if PHONE_SHAPED.search(clause.text)):
         return []
+    others_here = someone_named or _SOMEONE_ELSE_HERE.search(sentence) or MY_RELATION.search(sentence)
     read = " ".join(getattr(item, "content", "") or "" for item in said)
     found = []
     for match in PHONE_SHAPED.finditer(sentence):
@@ -590,6 +594,8 @@ def unclaimed_phones(sentence: str, clauses: list[Clause], ctx: RuleContext, sai
         digits = sum(char.isdigit() for char in number)
         if not 9 <= digits <= 15 or number in read or _ISO_DATE.fullmatch(number):
             continue
+        if others_here and not _ME_ON.search(sentence[:match.start()]):
+            continue  # whose it is, with others named, only "me, on ..." says
         if _ANOTHERS_NUMBER.search(sentence[:match.start()]):
             continue  # "I rang 01632 445 900", "the front desk is 0121 ...", "sam is 0412 ...": not the customer's
         if (named := _NAME_BEFORE.search(sentence[:match.start()])) and not (

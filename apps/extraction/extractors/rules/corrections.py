@@ -92,10 +92,18 @@ _REPORTED = re.compile(r"\b(?:invoices?|quotes?|quoted|says?|said|charged?|charg
                        r"|statements?|shows?|showed|shown|listed|lists?|told|letter|email(?:ed)?|confirmation)\b", re.I)
 
 
+# "Sorry, it is 07911 402 767, the last two digits the other way round": the right phone number after an apology; it
+# corrects the latest phone number of the batch.
+_RIGHT_NUMBER = re.compile(rf"^{_SORRY}+(?:it's|it\s+is|that's|that\s+is|it\s+should\s+be|the\s+(?:right|correct)\s+"
+                           r"(?:one|number)\s+is)\s+(?P<new>\+?\d{2,5}(?:[ .-]\d{2,5}){1,4})(?P<old>)(?:\s*[,;].*)?$",
+                           re.I)
+
+
 def correction(text: str, ctx: RuleContext) -> Candidate | None:
     """A marker candidate for a correction sentence; `apply_corrections` consumes it."""
     text = text.strip().rstrip(" .!")
     match = (_CORRECTION.match(text) or _NOT_BUT.match(text) or _NOT_THEN.match(text) or _BARE_VALUE.match(text)
+             or _RIGHT_NUMBER.match(text)
              or _WRONG.search(text) or _COUNT_NOT.search(text))
     if not match:
         return None

@@ -360,7 +360,7 @@ def _card_endings(text: str, ctx: RuleContext, confidence: float) -> list[Candid
 _CODE = re.compile(
     r"(?<![\w@./:#£$€-])(?:(?=[A-Z0-9-]*\d[A-Z0-9-]*\d[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)+"
     r"|(?=[A-Z0-9]*\d[A-Z0-9]*\d[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,}"
-    r"|[A-Z]{2,4}(?:[ ]\d{3,6}){2,4})(?![\w@£$€%-]|\.\w)")
+    r"|[A-Z]{2,4}(?=(?:[ ]?\d){6})(?:[ ]\d{2,6}){2,5})(?![\w@£$€%-]|\.\w)")
 # What the words just before a code call it: "resident permit, number", ", plan", "my membership number is"; lowercase
 # words (not a name) after the sentence's start, a comma or an article.
 _LABEL_BEFORE = re.compile(
@@ -376,9 +376,9 @@ _ASKED_LABEL = re.compile(r"\b(?:your|the|[A-Z][a-z]+'s)\s+(?P<label>(?:[a-z-]+\
 # or are no label at all.
 _NOT_CODE_LABELS = frozenset(
     "flight train bus route seat gate platform room model version firmware size pin password passcode code key safe "
-    "alarm lock door access security verification otp wifi wi-fi postcode zip phone mobile number tel fax".split())
-_CORRECTING = re.compile(r"\b(?:sorry|wrong|I\s+mean|I\s+meant|actually|mistake|typo|misread|not|old|previous|instead)\b",
-                         re.I)
+    "alarm lock door access security verification otp wifi wi-fi postcode zip phone mobile tel fax".split())
+_CORRECTING = re.compile(r"\b(?:sorry|wrong|wrongly|I\s+mean|I\s+meant|mistake|typo|misread|misheard)\b", re.I)
+_NOT_CURRENT = re.compile(r"\b(?:old|previous|former|formerly|used\s+to|instead|not|no\s+longer|expired|cancell?ed)\b", re.I)
 _NOT_LABEL_WORDS = frozenset(
     "is was are were it's its it here there yes no ok okay so and or but then also just now it this that these those "
     "somewhere on in at of for to from with by as is: me mine i i'm hi hello thanks please".split())
@@ -391,7 +391,7 @@ def unclaimed_identifiers(sentence: str, ctx: RuleContext, said: list, *, asked:
     number?": "The user gave the hospital number H7730215"), else as a reference they gave. Never one the batch already
     holds, nor a flight, a model or a code that opens something, nor in a message that corrects something ("It is
     N3K0LP0912345. Sorry, I read it wrong": the rules that read corrections decide)."""
-    if _CORRECTING.search(message or sentence):
+    if _CORRECTING.search(message or sentence) or _NOT_CURRENT.search(sentence):
         return []
     read = " ".join(getattr(item, "content", "") or "" for item in said)
     found = []
@@ -411,6 +411,8 @@ def _unclaimed(value: str, before: str, sentence_before: str, ctx: RuleContext, 
     person = ctx.person
     labelled = None if _PLACE_BEFORE.search(before) else _LABEL_BEFORE.search(before)
     words = labelled.group("label").lower().split() if labelled else []
+    if words and words[-1] in _QUALIFIER_NOUNS:
+        words = []  # "our VAT number, FR 61 ...": the label is further back
     if words and not _NOT_LABEL_WORDS.intersection(words):
         label, qualifier = " ".join(words), _qualifier_noun(labelled.group("qual") or "")
     elif own := _OWN_LABELLED.search(sentence_before):
