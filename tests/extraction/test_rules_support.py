@@ -2806,3 +2806,35 @@ def test_a_code_is_kept_though_another_sentence_of_the_message_changes_something
 
 def test_a_code_in_a_sentence_about_what_was_is_not_kept_as_unclaimed():
     assert [c for c in extract("My old reference was WX-20931.") if c.metadata["rule"] == "identifier.unclaimed"] == []
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [
+    ("my email is wrong on the booking, it should be amara.o@example.com", "email", "amara.o@example.com"),
+    ("My email amara@old.example is wrong, it's amara.o@example.com", "email", "amara.o@example.com"),
+    ("The email on my account is old, please change it to maria.g@example.com.", "email", "maria.g@example.com"),
+    ("My mobile is wrong, it should be 07700 900 123.", "phone", "07700 900 123"),
+    ("The number you have is my old one, use 07700 900 606 please.", "phone", "07700 900 606"),
+])
+def test_a_detail_said_to_be_wrong_then_the_right_one_is_the_customers_detail(text, subject, value):
+    candidates = extract(text)
+    assert [c for c in candidates if c.action == "delete"] == []
+    assert [candidate.content for candidate in candidates if candidate.subject == subject] == [
+        f"The user's {'email address' if subject == 'email' else 'mobile number' if 'mobile' in text else 'phone number'}"
+        f" is {value}"]
+
+
+@pytest.mark.parametrize(("turns", "number"), [
+    ((("user", "It's Meera, 07700 900 404, about my booking."),), "07700 900 404"),
+    ((("assistant", "Can I take a contact number?"), ("user", "sure its 07911 123456")), "07911 123456"),
+])
+def test_a_number_given_with_the_reason_for_the_call_is_their_phone(turns, number):
+    assert number in [c.metadata.get("value") for c in conversation(*turns) if c.subject == "phone"]
+
+
+def test_a_number_named_as_a_document_is_no_phone():
+    assert [c for c in extract("The booking ref is 07700 900404.") if c.subject == "phone"] == []
+
+
+def test_the_best_number_is_no_identifier():
+    assert [c.metadata["rule"] for c in extract("Best number is 0161 496 0870, that's the landline.")] == [
+        "contact.phone"]

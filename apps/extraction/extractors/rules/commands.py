@@ -791,7 +791,11 @@ def clause_retraction(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     if match := _CONTACT_GONE.match(text):
         noun = (match.group("noun") or match.group("noun2")).lower()
         subject = "email" if noun.startswith("email") else "phone"
-        value = (EMAIL if subject == "email" else PHONE).search(text)
+        shape = EMAIL if subject == "email" else PHONE
+        later = shape.search(text, match.end())
+        if later and re.search(r"[,;]", text[match.end():later.start()]):
+            return []  # "my email is wrong on the booking, it should be a@x.com": a change, which the contact rules read
+        value = shape.search(text, 0, later.end() if later else match.end())
         rest = f"no longer uses {value.group(0) if value else 'their ' + lexicon.SUBJECT_LABELS[subject]}"
         return [_delete(ctx, subject, rest, "retract.contact", value=value.group(0) if value else None,
                         confidence=0.85)]

@@ -552,11 +552,14 @@ def _contact_time(text: str, ctx: RuleContext) -> list[Candidate]:
 
 
 # A number shaped like a phone number and nothing else: international (+), a trunk 0, or North American 3-3-4.
-PHONE_SHAPED = re.compile(r"(?<![\w+(/.-])(?:\+\d{1,3}[\s.-]?\(?\d[\d\s().-]{6,16}\d|0\d{1,4}[\s-]\d[\d\s-]{5,12}\d"
+PHONE_SHAPED = re.compile(r"(?<![\w+(/.-])(?:\+\d{1,3}[\s.-]?\(?\d[\d\s().-]{6,16}\d|0\d{1,4}[\s-]\d[\d\s-]{4,12}\d"
                            r"|\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4})(?![\w-]|\.\d)")
-_SOMEONE_ELSE_HERE = re.compile(rf"\b(?:his|her|their|him|them|he|she|its|your|the\s+company's|website|site|shop|store|office's"
-                                rf"|bill|account|order|reference|ref|policy|case|ticket|booking|invoice|meter|serial"
-                                rf"|tracking|membership|customer)\b|\b{_NOT_POSSESSIVES}[A-Za-z]+'s\b", re.I)
+_SOMEONE_ELSE_HERE = re.compile(rf"\b(?:his|her|their|him|them|he|she|its(?!\s+[+\d(])|your|the\s+company's|website|site|shop|store|office's"
+                                rf")\b|\b{_NOT_POSSESSIVES}[A-Za-z]+'s\b", re.I)
+# A number named as something else just before it ("account 4417 2290 88", "the booking ref is ..."); after it ("...,
+# about my booking") the word names what the call is about.
+_DOCUMENT_BEFORE = re.compile(r"\b(?:bill|account|order|reference|ref|policy|case|ticket|booking|invoice|meter|serial"
+                              r"|tracking|membership|customer)\b[^,;.]{0,30}$", re.I)
 
 
 # A sentence about a number that was, or is wrong: "my old number was ...", "..., sorry I mean ...".
@@ -596,6 +599,8 @@ def unclaimed_phones(sentence: str, clauses: list[Clause], ctx: RuleContext, sai
             continue
         if others_here and not _ME_ON.search(sentence[:match.start()]):
             continue  # whose it is, with others named, only "me, on ..." says
+        if _DOCUMENT_BEFORE.search(sentence[:match.start()]):
+            continue
         if _ANOTHERS_NUMBER.search(sentence[:match.start()]):
             continue  # "I rang 01632 445 900", "the front desk is 0121 ...", "sam is 0412 ...": not the customer's
         if (named := _NAME_BEFORE.search(sentence[:match.start()])) and not (

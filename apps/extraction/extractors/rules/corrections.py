@@ -99,6 +99,27 @@ _RIGHT_NUMBER = re.compile(rf"^{_SORRY}+(?:it's|it\s+is|that's|that\s+is|it\s+sh
                            re.I)
 
 
+# "my email is wrong on the booking, it should be a@x.com", "My mobile 07700 ... is out of date, please change it to
+# ...": the detail named wrong, then the right one.
+_WRONG_THEN_RIGHT = re.compile(
+    r"^(?:the|my|our)\s+(?P<noun>email(?:\s+address)?|e-mail|(?:mobile|phone|cell)(?:\s+number)?|number|landline)\b"
+    r"[^,;]{0,80}?\b(?:is|was|'s)\s+(?:wrong|incorrect|(?:my\s+|an\s+|the\s+)?old(?:\s+one)?|out\s+of\s+date|outdated"
+    r"|not\s+right|a\s+typo)\b[^,;]{0,60}?"
+    r"[,;]\s*(?:(?:so|and)\s+)?(?:it\s+should\s+be|it's|it\s+is|the\s+(?:right|correct|new)\s+one\s+is"
+    r"|(?:please|pls|can\s+you|could\s+you)?\s*(?:change|update|correct|set)\s+it\s+to|(?:please\s+)?use)\s+(?P<new>\S.*)$",
+    re.I)
+
+
+def wrong_then_right(text: str) -> str | None:
+    """The sentence restated as the customer's current detail ("My email is a@x.com"), or None."""
+    match = _WRONG_THEN_RIGHT.match(text.strip().rstrip(" .!"))
+    if not match:
+        return None
+    shape = EMAIL if match.group("noun").lower().startswith(("email", "e-mail")) else PHONE
+    value = shape.match(match.group("new"))
+    return f"My {match.group('noun').lower()} is {value.group(0)}" if value else None
+
+
 def correction(text: str, ctx: RuleContext) -> Candidate | None:
     """A marker candidate for a correction sentence; `apply_corrections` consumes it."""
     text = text.strip().rstrip(" .!")

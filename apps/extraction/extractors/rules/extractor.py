@@ -31,6 +31,7 @@ from apps.extraction.extractors.rules.corrections import (
     corrected_statement,
     correction,
     split_mid_correction,
+    wrong_then_right,
 )
 from apps.extraction.extractors.rules.dates import with_resolved_date
 from apps.extraction.extractors.rules.dialogue import (
@@ -656,6 +657,8 @@ def _read_unless_corrected(text: str, fix: Candidate, ctx: RuleContext) -> list[
 
 def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_error: bool = False,
                    ) -> list[Candidate | PendingStatement]:
+    if restated := wrong_then_right(sentence.text):  # "my email is wrong on the booking, it should be a@x.com"
+        return _user_sentence(_Sentence(text=restated, clauses=split_clauses(restated)), ctx)
     apologised = after_admitted_error and _CORRECTED_VALUE.match(sentence.text)
     if (fix := correction(f"Sorry, {sentence.text}" if apologised else sentence.text, ctx)) is not None:
         return [fix, *_read_unless_corrected(sentence.text, fix, ctx)]
