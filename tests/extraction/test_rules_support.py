@@ -2838,3 +2838,29 @@ def test_a_number_named_as_a_document_is_no_phone():
 def test_the_best_number_is_no_identifier():
     assert [c.metadata["rule"] for c in extract("Best number is 0161 496 0870, that's the landline.")] == [
         "contact.phone"]
+
+
+@pytest.mark.parametrize(("turns", "name"), [
+    ((("user", "Regards, Beatriz Santos"),), "Beatriz Santos"),
+    ((("user", "Thanks, Sione Taufa (account holder)"),), "Sione Taufa"),
+    ((("user", "hello this is aisha rahman, account holder"),), "Aisha Rahman"),
+    ((("user", "I'm Dr. Helen Achterberg, the practice manager."),), "Helen Achterberg"),
+    ((("assistant", "Who am I speaking with?"), ("user", "It's Priya, Priya Venkataraman.")), "Priya Venkataraman"),
+])
+def test_the_customers_name_however_they_give_it(turns, name):
+    assert [c.content for c in conversation(*turns) if c.subject == "name"] == [f"The user's name is {name}"]
+
+
+@pytest.mark.parametrize("text", ["Thank you Customer Services", "Thanks, Great Service", "Best, The Smith Family",
+                                  "Thanks, Martin"])
+def test_a_sign_off_to_the_team_or_by_a_first_name_alone_names_no_one(text):
+    assert [c for c in extract(text) if c.subject == "name"] == []
+
+
+def test_a_sign_off_with_another_name_than_the_customers_is_not_theirs():
+    assert [c for c in extract("Regards, Beatriz Santos", user_name="Maria Lopez") if c.subject == "name"] == []
+
+
+def test_a_surname_said_to_be_spelt_so_is_the_surname():
+    candidates = extract("Sorry, my surname is spelt Nguyen, not Nguyễn.", user_name="Lan Tran")
+    assert [c.content for c in candidates if c.subject == "name"] == ["The user's name is Lan Nguyen"]

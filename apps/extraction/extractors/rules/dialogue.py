@@ -40,7 +40,8 @@ _ASKS = re.compile(r"\?|\b(?:can|could|may)\s+I\s+(?:take|have|get|grab|ask\s+fo
                    r"|send|tell|give)|\bwhat(?:'s|\s+is)\s+your\b|\b(?:could|can|would)\s+you\s+(?:please\s+)?(?:give|tell"
                    r"|send|confirm|share|provide|let\s+me\s+know)\b|\b(?:I|we)(?:'ll|\s+will|\s+just|'d)?\s+need\b", re.I)
 _NAME_ANSWER = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|of\s+course|certainly|hi|hello)[\s,.!-]+)*(?:it's\s+|it\s+is\s+"
-                          r"|this\s+is\s+|I'm\s+|I\s+am\s+)?(?P<name>[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){1,5})\s*$")
+                          r"|this\s+is\s+|I'm\s+|I\s+am\s+)?(?P<name>(?!(?i:it's|it|this|that|I'm|I|my)\b)"
+                          r"[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){1,5})\s*$")
 # "New place is 5 Station Mews, ...", "the new flat's at ...": the answer may name what the address is of.
 _ADDRESS_ANSWER = re.compile(r"^(?:(?:sure|yes|ok|okay|it's|it\s+is|(?:the\s+|our\s+|my\s+)?new\s+(?:one|address|place|home"
                              r"|house|flat|apartment)(?:\s+is|'s)(?:\s+at)?)[\s,:.!-]+)*"

@@ -53,7 +53,7 @@ from apps.extraction.extractors.rules.dialogue import (
     slot_statements,
     speaks_of_itself,
 )
-from apps.extraction.extractors.rules.facts import IDENTITY_RULES, stated_name
+from apps.extraction.extractors.rules.facts import IDENTITY_RULES, sign_off_name, stated_name
 from apps.extraction.extractors.rules.identifiers import identifiers, unclaimed_identifiers
 from apps.extraction.extractors.rules.people import (
     agent_assigned_contacts,
@@ -657,6 +657,8 @@ def _read_unless_corrected(text: str, fix: Candidate, ctx: RuleContext) -> list[
 
 def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_error: bool = False,
                    ) -> list[Candidate | PendingStatement]:
+    if signed := sign_off_name(sentence.text, ctx.person.known):  # "Regards, Beatriz Santos"
+        return _user_clause(Clause(text=f"My name is {signed}", question=False, uncertain=False, hedged=False), ctx)
     if restated := wrong_then_right(sentence.text):  # "my email is wrong on the booking, it should be a@x.com"
         return _user_sentence(_Sentence(text=restated, clauses=split_clauses(restated)), ctx)
     apologised = after_admitted_error and _CORRECTED_VALUE.match(sentence.text)

@@ -24,7 +24,7 @@ _NAME = re.compile(
     re.I,
 )
 _CAP = r"[^\W\d_a-z][\w'-]*"
-_IM_NAME = re.compile(rf"^I(?:'m| am) (?P<value>{_CAP}(?: (?:{_CAP}|de|del|da|di|van|von|la|le|dos|das|bin|al)){{0,4}})"
+_IM_NAME = re.compile(rf"^I(?:'m| am) (?:(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof)\.? )?(?P<value>{_CAP}(?: (?:{_CAP}|de|del|da|di|van|von|la|le|dos|das|bin|al)){{0,4}})"
                       r"(?P<rest>(?: here| from .*|,.*)?)$")
 _NAME_HERE = re.compile(rf"^(?:(?i:it's|it\s+is|this\s+is)\s+)?(?P<value>{_CAP}(?: {_CAP}){{0,3}}) (?:here|speaking)"
                         r"(?:,\s*(?P<rest>.+))?$")
@@ -35,12 +35,15 @@ _NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['.-])*")  # letters: "MA26 KCS" i
 _NAME_FILLERS = frozenset("actually really just simply now".split())
 _ME_NAMED = re.compile(r"(?:^|,\s*)(?i:me),\s+(?P<value>(?-i:[^\W\d_a-z][\w'.-]+)(?:\s+(?-i:[^\W\d_a-z][\w'.-]+)){1,3})"
                        r"(?=\s*(?:,|$))")
-_LOWER_NAME = re.compile(r"^I(?:'m| am) (?P<value>[a-z][a-z'-]+(?: [a-z][a-z'-]+){1,4})(?:,\s*\S.*)?$")
+_SIGN_OFF = re.compile(rf"^(?i:thanks|thank\s+you|many\s+thanks|regards|kind\s+regards|best\s+regards|warm\s+regards"
+                       rf"|best\s+wishes|best|cheers|sincerely|yours\s+sincerely|yours|all\s+the\s+best)(?:[,!.]\s*|\s*[-–—]\s*)"
+                       rf"(?P<value>{_CAP}(?: {_CAP}){{1,3}})\s*(?:\([^)]*\))?[.!]?$")
+_LOWER_NAME = re.compile(r"^(?:I(?:'m| am)|this is|it's|it is|my name is|name's) (?P<value>[a-z][a-z'-]+(?: [a-z][a-z'-]+){1,4})(?:,\s*\S.*)?$")
 _NOT_NAME_ENDINGS = ("ing", "ed", "ly", "ful", "less", "ous", "ive", "able", "ible", "ant", "ent", "ic", "ary", "ory",
                      "ish", "ist", "ism", "ness", "ment", "tion", "sion")
 _NAME_PART_CHANGE = re.compile(
     r"^my\s+(?:new\s+)?(?P<part>sur|last|family|first|given|maiden)\s*name\s+(?:is\s+now|has\s+(?:now\s+)?changed\s+to"
-    r"|changed\s+to|is\s+going\s+to\s+be|will\s+be|is|'s)\s+(?P<value>.+)$"
+    r"|changed\s+to|is\s+going\s+to\s+be|will\s+be|is|'s)\s+(?:(?:spelt|spelled|written)\s+)?(?P<value>.+)$"
     r"|^I(?:'ve|\s+have)?(?:\s+(?:just|recently|legally|officially))*\s+changed\s+my\s+(?:(?P<part2>sur|last|family|first"
     r"|given)\s*)?name\s+(?:back\s+)?to\s+(?P<v2>.+)$"
     r"|^I(?:'ve|\s+have)?\s+(?:gone|went|changed|switched|reverted)\s+back\s+to\s+my\s+(?:maiden|old|previous|birth)"
@@ -63,7 +66,8 @@ def stated_name(text: str, *, opening: bool, lowercase: bool = False, known: str
             words.pop(0)
         value = _name_value(" ".join(words))
         if not _plausible_name(value, strict=bool(match.group("opening"))):
-            return None
+            # "this is aisha rahman, account holder": a lowercase typist's name is read below
+            return _lowercase_name(text) if opening and lowercase else None
         lowered = text[:match.start("value")].lower()
         subject = "preferred_name" if ("call me" in lowered or "go by" in lowered) else "name"
         if subject == "preferred_name" and not _plausible_name(value, strict=True):
@@ -90,9 +94,24 @@ def stated_name(text: str, *, opening: bool, lowercase: bool = False, known: str
         if head and (head.group("head") or "").lower() in lexicon.JOB_HEADS and (
                 known is None or known.casefold() == found[0].casefold()):
             return found[0], "name", 0.6  # a name with a role at an organisation, further on in the message
-    match = _LOWER_NAME.match(text) if opening and lowercase else None
-    if match and _plausible_lowercase_name(match.group("value")):  # "i'm maria del carmen ruiz" from a lowercase typist
+    return _lowercase_name(text) if opening and lowercase else None
+
+
+def _lowercase_name(text: str) -> tuple[str, str, float] | None:
+    """"i'm maria del carmen ruiz", "this is aisha rahman" from a lowercase typist."""
+    match = _LOWER_NAME.match(text)
+    if match and _plausible_lowercase_name(match.group("value")):
         return proper_name(match.group("value")), "name", 0.7
+    return None
+
+
+def sign_off_name(sentence: str, known: str | None = None) -> str | None:
+    """The name a message is signed with ("Regards, Beatriz Santos", "Thanks, Sione Taufa (account holder)"): the
+    customer's, unless another name is known for them."""
+    match = _SIGN_OFF.match(sentence.strip())
+    if match and _plausible_name(match.group("value"), strict=True) and (
+            known is None or known.casefold() == match.group("value").casefold()):
+        return match.group("value")
     return None
 
 

@@ -67,7 +67,8 @@ NOT_NAMES = _words(
     "august september october november december tomorrow today tonight later soon anytime asap whenever "
     "ridiculous terrible awful amazing annoying frustrating urgent important weird strange crazy insane "
     "unacceptable broken wrong correct right perfect awesome helpful useless impossible easy hard stupid "
-    "interesting exciting embarrassing"
+    "interesting exciting embarrassing team support services service customer customers department desk staff "
+    "everyone"
 ) | NATIONALITIES
 NAME_BREAKS = _words(
     "and but from by btw though however here speaking please thanks thank so i i'm im my who which that "
