@@ -2864,3 +2864,19 @@ def test_a_sign_off_with_another_name_than_the_customers_is_not_theirs():
 def test_a_surname_said_to_be_spelt_so_is_the_surname():
     candidates = extract("Sorry, my surname is spelt Nguyen, not Nguyễn.", user_name="Lan Tran")
     assert [c.content for c in candidates if c.subject == "name"] == ["The user's name is Lan Nguyen"]
+
+
+def test_an_old_identifier_is_not_kept_and_the_new_one_after_it_is():
+    candidates = extract("Our old account number was 5520 1186; the new one is 5520 1199.")
+    assert [candidate.content for candidate in candidates] == ["The user has account number 5520 1199"]
+
+
+def test_a_number_not_to_be_called_on_is_no_phone_of_theirs_to_use():
+    candidates = extract("Please don't call me on 07700 900 555 any more, that's my work phone.")
+    assert [c for c in candidates if (c.subject or "").startswith("phone")] == []
+
+
+@pytest.mark.parametrize("text", ["We thought about moving to Leeds but we're staying in York.",
+                                  "I was going to switch to the Premium tier, but it's too dear."])
+def test_what_was_only_weighed_is_not_kept(text):
+    assert not [c.content for c in extract(text) if "Leeds" in c.content or "Premium" in c.content]

@@ -234,6 +234,10 @@ def _named_after(email: str, name: str | None) -> bool:
     return len(first) >= 3 and first in local
 
 
+_NOT_TO_CALL = re.compile(r"\b(?:don't|do\s+not|never|stop|no\s+longer)\s+(?:\w+\s+){0,2}?(?:call|ring|phone|text|contact)",
+                          re.I)
+
+
 def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
     """Phone numbers a phone word governs: "my mobile is ...", "call me on ...", "best number to reach me is ..."."""
     found = []
@@ -263,6 +267,8 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
         noun = "mobile" if noun in ("text", "sms") else noun
         if _PAST_WORDS.intersection(quals):
             continue  # "my old number was ..."
+        if _NOT_TO_CALL.search(text[max(0, match.start() - 30):match.start() + 12]):
+            continue  # "please don't call me on 07700 ... any more": the number not to use
         if noun == "line" and not quals:
             continue  # "work line", "direct line": a line is a phone only with what kind it is
         if _FOR_A_SCHEME.search(match.group(0)):

@@ -54,7 +54,7 @@ from apps.extraction.extractors.rules.dialogue import (
     speaks_of_itself,
 )
 from apps.extraction.extractors.rules.facts import IDENTITY_RULES, sign_off_name, stated_name
-from apps.extraction.extractors.rules.identifiers import identifiers, unclaimed_identifiers
+from apps.extraction.extractors.rules.identifiers import identifiers, renewed_identifiers, unclaimed_identifiers
 from apps.extraction.extractors.rules.people import (
     agent_assigned_contacts,
     children_named,
@@ -689,6 +689,7 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
     # "no pork in anything please": read whole, since a clause loses its leading "no" as an answer word
     found: list[Candidate | PendingStatement] = [
         candidate for part in re.split(r"[,;]\s*|\s+(?:so|and)\s+(?=no\b)", sentence.text) for candidate in nothing_wanted(ctx, part)]
+    found += renewed_identifiers(sentence.text, ctx)
     for clause in sentence.clauses:
         clause_ctx = dataclasses.replace(ctx, hedged=clause.hedged)
         if (remembered := clause_remember(clause.text, clause_ctx, _user_clause)) is not None:

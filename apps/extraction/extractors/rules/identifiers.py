@@ -133,6 +133,27 @@ _GROUPS = re.compile(r"[\s-]+")
 _LETTER_CODE = re.compile(r"[A-Z]{1,3}")
 
 
+# "my old account number", "the previous policy number": a value that was; "the new one is ..." may follow.
+_OLD_BEFORE = re.compile(r"\b(?:old|previous|former|expired|cancell?ed|closed)\s+(?:[\w-]+\s+){0,2}$", re.I)
+_NEW_ONE = re.compile(r"\b(?:the\s+|my\s+|our\s+)?new\s+(?:one|number)\s*(?:is|'s|:)\s*(?P<value>#?[A-Z0-9][A-Z0-9-]*\d"
+                      r"[A-Z0-9-]*(?:[ ]\d{2,10}(?![\w-])){0,4})", re.I)
+
+
+def renewed_identifiers(sentence: str, ctx: RuleContext) -> list[Candidate]:
+    """"Our old account number was 5520 1186; the new one is 5520 1199": the new value, of the old one's kind (the
+    clauses, read one by one, keep neither)."""
+    found = []
+    for match in _IDENTIFIER.finditer(sentence):
+        if not _OLD_BEFORE.search(sentence[max(0, match.start() - 30):match.start()]):
+            continue
+        key = identifier_kind(match.group("kind"))
+        new_one = _NEW_ONE.search(sentence, match.end())
+        if key and new_one and _valid_id(new_one.group("value"), KINDS[key]):
+            value = new_one.group("value")
+            found.append(_identifier(ctx, key, value, value, _qualifier_noun(match.group("qual")), 0.85))
+    return found
+
+
 def _luhn(digits: str) -> bool:
     total = 0
     for index, char in enumerate(reversed(digits)):
@@ -193,6 +214,8 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
             continue
         if kind.pii and _SOMEONE_ELSES.search(text[max(0, match.start() - 40):match.start()]):
             continue
+        if _OLD_BEFORE.search(text[max(0, match.start() - 30):match.start()]):
+            continue  # "our old account number was X": renewed_identifiers reads the new one after it
         for raw in _ID_SEPARATOR.split(match.group("ids")):
             parts = raw.split()
             # "09M 554187": a head too short to be the whole identifier takes the digit group after it

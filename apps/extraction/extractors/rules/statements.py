@@ -153,6 +153,11 @@ _TURNED_DOWN_THEN = re.compile(
     r"(?:looked\s+at|thought\s+(?:of|about)|considered|wanted|was\s+hoping\s+for|were\s+hoping\s+for"
     r"|was\s+going\s+to|were\s+going\s+to|nearly|almost|planned|had\s+planned|asked\s+about|tried)\b[^,;]{1,80}?"
     r",?\s+but\s+(?P<then>(?:then\s+|in\s+the\s+end\s+|eventually\s+|now\s+)?)(?P<rest>.+)$", re.I)
+# "We thought about moving to Leeds" (the clause before "but we're staying in York"): weighed, not done.
+_ONLY_WEIGHED = re.compile(
+    r"^(?:I|we)(?:'d|'ve|\s+had|\s+have)?\s+(?:first\s+|originally\s+|initially\s+|briefly\s+)?(?:thought\s+(?:of|about)"
+    r"|considered|looked\s+(?:at|into)|was\s+going\s+to|were\s+going\s+to|nearly|almost|planned\s+to|had\s+planned"
+    r"|wanted\s+to|toyed\s+with|weighed\s+up)\b", re.I)
 _CHOSEN = re.compile(r"^(?:went|chose|picked|decided|settled|opted|booked|ordered|took|got|stuck|ended\s+up)\b", re.I)
 
 
@@ -189,7 +194,7 @@ def pending_statement(clause: Clause, ctx: RuleContext) -> PendingStatement | No
         if _STANDING.search(body) and _TO_ME.search(body) and body[:1].isalpha():
             return PendingStatement(text=text, ctx=ctx, instruction=body)
         return None
-    if _NOT_A_STATEMENT.match(text) or _NOT_ANY_MORE.search(text):
+    if _NOT_A_STATEMENT.match(text) or _NOT_ANY_MORE.search(text) or _ONLY_WEIGHED.match(text):
         return None
     first_person = any(word.lower() in _FIRST_PERSON and word != "US" for word in words[:FIRST_PERSON_WITHIN])
     if first_person or _BETTER_FOR_ME.search(text):
