@@ -2880,3 +2880,20 @@ def test_a_number_not_to_be_called_on_is_no_phone_of_theirs_to_use():
                                   "I was going to switch to the Premium tier, but it's too dear."])
 def test_what_was_only_weighed_is_not_kept(text):
     assert not [c.content for c in extract(text) if "Leeds" in c.content or "Premium" in c.content]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Our landlord is Raj Patel.", "The user's landlord is Raj Patel"),
+    ("Our accountant is Raj Patel, his number is 0161 496 0456.",
+     "The user's accountant is Raj Patel, his number is 0161 496 0456"),
+])
+def test_our_contact_is_named_as_my_contact_is(text, content):
+    assert [c.content for c in extract(text) if (c.subject or "").startswith("contact:")] == [content]
+
+
+def test_an_elliptical_clause_is_no_statement():
+    assert [c.content for c in extract("I'm not vegetarian, my wife is.")] == []
+
+
+def test_what_was_after_what_is_stays_out_of_a_statement():
+    assert [c.content for c in extract("We're a team of 12 now, it was 8 last year.")] == ["The user is a team of 12 now"]

@@ -867,7 +867,9 @@ def new_value_statement(text: str) -> str | None:
 # "on the TV, not on her phone", "the Duo plan rather than Family", "on my laptop instead of the app": the
 # alternative turned down, at the end of what is kept.
 _REJECTED_ALTERNATIVE = re.compile(r"(?:,\s*not|,?\s+(?:rather\s+than|instead\s+of))\s+(?!only\b|just\b|even\b|yet\b)"
-                                   r"[^,;()]{1,60}$", re.I)
+                                   r"[^,;()]{1,60}$"
+                                   # "a team of 12 now, it was 8 last year": what was, after what is
+                                   r"|,\s*(?:it|that|this|there|they)\s+(?:was|were|used\s+to\s+be)\b[^,;()]{0,60}$", re.I)
 
 
 def _without_rejected_alternatives(candidates: list[Candidate]) -> None:

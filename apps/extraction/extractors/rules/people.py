@@ -58,11 +58,11 @@ def _patterns(word: str, *, lazy: bool) -> _Patterns:
     name = rf"(?P<name>{word}(?:\s+{word}){{0,2}})"
     short_name, maybe = (rf"(?P<name>{word}(?:\s+{word}){{0,2}}?)", "??") if lazy else (name, "?")
     return _Patterns(
-        role=re.compile(rf"^(?:and\s+)?my\s+{_RELATION}(?:,?\s+{short_name}){maybe}"
+        role=re.compile(rf"^(?:and\s+)?(?:my|our)\s+{_RELATION}(?:,?\s+{short_name}){maybe}"
                         rf"(?P<aside>\s*\([^()]{{0,100}}\))?,?\s+(?P<predicate>{_PREDICATE})(?P<rest>.*)$", re.I),
-        is_named=re.compile(rf"^my\s+{_RELATION}(?:'s\s+name)?\s+is\s+(?:called\s+)?{name}\b(?P<rest>.*)$", re.I),
+        is_named=re.compile(rf"^(?:my|our)\s+{_RELATION}(?:'s\s+name)?\s+is\s+(?:called\s+)?{name}\b(?P<rest>.*)$", re.I),
         detail=re.compile(
-            rf"^my\s+{_RELATION}(?:\s+{short_name}){maybe}'s\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?(?:e-?mail"
+            rf"^(?:my|our)\s+{_RELATION}(?:\s+{short_name}){maybe}'s\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?(?:e-?mail"
             r"(?:\s+address)?|number|phone|mobile|cell|landline|line|address|id|details|contact\s+details))\s*(?:is|are|:)"
             r"\s*(?P<value>\S.*)$",
             re.I,

@@ -158,6 +158,9 @@ _ONLY_WEIGHED = re.compile(
     r"^(?:I|we)(?:'d|'ve|\s+had|\s+have)?\s+(?:first\s+|originally\s+|initially\s+|briefly\s+)?(?:thought\s+(?:of|about)"
     r"|considered|looked\s+(?:at|into)|was\s+going\s+to|were\s+going\s+to|nearly|almost|planned\s+to|had\s+planned"
     r"|wanted\s+to|toyed\s+with|weighed\s+up)\b", re.I)
+# "(I'm not vegetarian,) my wife is": the predicate is in the clause before; alone it says nothing.
+_ELLIPTICAL = re.compile(r"^(?:(?:my|our|his|her|their|the)\s+)?\S+(?:\s+\S+)?\s+(?:is|are|am|was|were|does|do|did|has|have|had"
+                         r"|can|will|would|could|should)\s*[.!]?$", re.I)
 _CHOSEN = re.compile(r"^(?:went|chose|picked|decided|settled|opted|booked|ordered|took|got|stuck|ended\s+up)\b", re.I)
 
 
@@ -194,7 +197,8 @@ def pending_statement(clause: Clause, ctx: RuleContext) -> PendingStatement | No
         if _STANDING.search(body) and _TO_ME.search(body) and body[:1].isalpha():
             return PendingStatement(text=text, ctx=ctx, instruction=body)
         return None
-    if _NOT_A_STATEMENT.match(text) or _NOT_ANY_MORE.search(text) or _ONLY_WEIGHED.match(text):
+    if _NOT_A_STATEMENT.match(text) or _NOT_ANY_MORE.search(text) or _ONLY_WEIGHED.match(text) or _ELLIPTICAL.search(
+            text):
         return None
     first_person = any(word.lower() in _FIRST_PERSON and word != "US" for word in words[:FIRST_PERSON_WITHIN])
     if first_person or _BETTER_FOR_ME.search(text):
