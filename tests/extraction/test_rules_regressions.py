@@ -500,3 +500,22 @@ def test_a_sign_in_address_the_user_gives_is_their_email():
 @pytest.mark.parametrize("text", ["I don't have the receipt anymore.", "I don't have time anymore."])
 def test_no_product_named_is_no_tool_given_up(text):
     assert [c.action for c in extract_one(text)] == []
+
+
+def test_a_booking_the_agent_moves_right_after_making_it_is_replaced(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("I've booked the engineer for Tuesday 12 May.", role="assistant")
+    chat.say("Actually Tuesday doesn't work, can we do Thursday 14th instead?")
+    chat.say("No problem, I've moved it to Thursday 14 May.", role="assistant")
+    assert chat.client.post(f"/api/v1/stores/main/sessions/{chat.session}/flush?wait=10").status_code == 200
+
+    assert active("Thursday 14 May")
+    assert not active("Tuesday 12 May") and with_status("Tuesday 12 May", "superseded")
+
+
+def test_a_new_address_said_as_what_it_is_now_keeps_no_now(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("Is your address still 4 Harbour Road?", role="assistant")
+    chat.say("no we moved, it's 17 Quay Street now")
+
+    assert [content for content in active("17 Quay Street") if content.endswith("17 Quay Street")]

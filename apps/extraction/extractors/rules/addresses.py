@@ -101,7 +101,7 @@ _TEMPLATES = {"home": "{possessive} home address is {address}",
 _STOPS = frozenset(
     "and but so or because since as before after by please thanks thank when until till if which where who instead "
     "not rather than from for asap today tomorrow tonight next this on with via then though although otherwise ok "
-    "okay cheers thx i i'm i'll i've we we're we'll is are was were will would should can could".split()
+    "okay cheers thx i i'm i'll i've we we're we'll is are was were will would should can could now".split()
 )
 _OWNER = re.compile(r"^(?:my|our|the\s+user's)\s+", re.I)
 _HOUSE_NUMBER = re.compile(r"\d{1,5}[A-Za-z]?(?:[-/]\d{1,5}[A-Za-z]?)?")

@@ -1138,6 +1138,9 @@ def _pin_retractions(candidates: list[Candidate], existing: list[ExistingMemory]
 # day stands beside the first, and a move takes the subject of the booking it moves, which it then supersedes.
 _BOOKED_THING = re.compile(r"^Booked for [^:]+:\s+(?:(?:the|a|an|your|their)\s+)?(?P<thing>[^,;]+?)\s+(?:for|on|with"
                            r"|from|every|starting)\b", re.I)
+_AGENT_BOOKED = re.compile(r"^(?:The assistant|Support)(?:\s+\w+)?\s+(?:booked|scheduled|arranged|reserved)\s+"
+                           r"(?:the user's\s+|their\s+|the\s+|an?\s+)?(?P<thing>[^,;]+?)\s+(?:for|on|with|from|every"
+                           r"|starting)\b", re.I)
 _MOVED_THING = re.compile(r"^(?:The assistant|Support)(?:\s+\w+)?\s+(?:moved|rescheduled|pushed\s+back|brought\s+forward)"
                           r"\s+(?:the user's\s+|their\s+|the\s+|[\w' -]+?'s\s+)?(?P<thing>[^,;]+?)\s+(?:to|there|until|from"
                           r"|for|on)\b", re.I)
@@ -1153,14 +1156,20 @@ def _booking_key(thing: str) -> str | None:
     return " ".join(words) if words and words[0] not in ("it", "that", "this", "them", "one") else None
 
 
+_PRONOUN_THING = re.compile(r"(?:it|that|this|them|that\s+one|this\s+one)\b", re.I)
+
+
 def _key_bookings(candidates: list[Candidate], existing: list[ExistingMemory]) -> None:
     known = [memory.subject for memory in existing if (memory.subject or "").startswith("booking:")]
     for candidate in candidates:
         if candidate.action != "add" or candidate.subject:
             continue
         moved = _MOVED_THING.match(candidate.content)
-        booked = None if moved else _BOOKED_THING.match(candidate.content)
+        booked = None if moved else _BOOKED_THING.match(candidate.content) or _AGENT_BOOKED.match(candidate.content)
         key = _booking_key((moved or booked).group("thing")) if moved or booked else None
+        if key is None and moved and _PRONOUN_THING.match(moved.group("thing")):
+            # "I've moved it to Thursday 14 May" right after a booking: the booking the batch or the file knows last
+            key = next((subject.split(":")[1] for subject in reversed(known)), None)
         if key is None:
             continue
         prefix = f"booking:{key}:"
