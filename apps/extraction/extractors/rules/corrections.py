@@ -110,9 +110,12 @@ _WRONG_THEN_RIGHT = re.compile(
     re.I)
 
 
+_WRONG_WORD = re.compile(r"\b(?:wrong|incorrect|old|out\s+of\s+date|outdated|not\s+right|typo)\b", re.I)
+
+
 def wrong_then_right(text: str) -> str | None:
     """The sentence restated as the customer's current detail ("My email is a@x.com"), or None."""
-    match = _WRONG_THEN_RIGHT.match(text.strip().rstrip(" .!"))
+    match = _WRONG_THEN_RIGHT.match(text.strip().rstrip(" .!")) if _WRONG_WORD.search(text) else None
     if not match:
         return None
     shape = EMAIL if match.group("noun").lower().startswith(("email", "e-mail")) else PHONE

@@ -135,6 +135,7 @@ _LETTER_CODE = re.compile(r"[A-Z]{1,3}")
 
 # "my old account number", "the previous policy number": a value that was; "the new one is ..." may follow.
 _OLD_BEFORE = re.compile(r"\b(?:old|previous|former|expired|cancell?ed|closed)\s+(?:[\w-]+\s+){0,2}$", re.I)
+_OLD_WORD = re.compile(r"\b(?:old|previous|former|expired|cancell?ed|closed)\b", re.I)
 _NEW_ONE = re.compile(r"\b(?:the\s+|my\s+|our\s+)?new\s+(?:one|number)\s*(?:is|'s|:)\s*(?P<value>#?[A-Z0-9][A-Z0-9-]*\d"
                       r"[A-Z0-9-]*(?:[ ]\d{2,10}(?![\w-])){0,4})", re.I)
 
@@ -143,6 +144,8 @@ def renewed_identifiers(sentence: str, ctx: RuleContext) -> list[Candidate]:
     """"Our old account number was 5520 1186; the new one is 5520 1199": the new value, of the old one's kind (the
     clauses, read one by one, keep neither)."""
     found = []
+    if not _OLD_WORD.search(sentence):
+        return found  # every sentence of every message comes here: the costly pattern only where it may match
     for match in _IDENTIFIER.finditer(sentence):
         if not _OLD_BEFORE.search(sentence[max(0, match.start() - 30):match.start()]):
             continue
@@ -415,7 +418,8 @@ def unclaimed_identifiers(sentence: str, ctx: RuleContext, said: list, *, asked:
     number?": "The user gave the hospital number H7730215"), else as a reference they gave. Never one the batch already
     holds, nor a flight, a model or a code that opens something, nor in a message that corrects something ("It is
     N3K0LP0912345. Sorry, I read it wrong": the rules that read corrections decide)."""
-    if _CORRECTING.search(message or sentence) or _NOT_CURRENT.search(sentence):
+    if not any(char.isdigit() for char in sentence) or _CORRECTING.search(message or sentence) or _NOT_CURRENT.search(
+            sentence):
         return []
     read = " ".join(getattr(item, "content", "") or "" for item in said)
     found = []
