@@ -519,3 +519,118 @@ def test_a_new_address_said_as_what_it_is_now_keeps_no_now(tenant_a):
     chat.say("no we moved, it's 17 Quay Street now")
 
     assert [content for content in active("17 Quay Street") if content.endswith("17 Quay Street")]
+
+
+@pytest.mark.parametrize(("text", "kept", "wrong"), [
+    ("You've got my surname as Fenwick, it's Fenwicke.", "surname is Fenwicke", "Fenwick,"),
+    ("I thought my card ended in 3318 but it's 3381.", "ends in 3381", "3318"),
+    ("Your colleague said my plan was Bronze but it's actually Platinum.", "plan is Platinum", "Bronze"),
+    ("The portal shows my email as rhys@mailbox.example, it should be rhys.o@mailbox.example.",
+     "rhys.o@mailbox.example", "rhys@mailbox.example"),
+])
+def test_a_wrong_record_of_a_detail_then_the_right_value_keeps_only_the_right_one(text, kept, wrong):
+    contents = [c.content for c in extract_one(text) if c.action in ("add", "update")]
+
+    assert any(kept in content for content in contents), contents
+    assert not any(wrong in content for content in contents), contents
+
+
+def test_a_wrong_record_corrects_the_memory_that_holds_the_wrong_value(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My plan is Bronze.")
+    chat.say("Actually your colleague said my plan was Bronze but it's Platinum, sorry.", session="chat-2")
+
+    assert active("Platinum") and not active("Bronze")
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Hi, Ottilie here from Brackenfield Joinery.", ["The user's name is Ottilie", "works at Brackenfield Joinery"]),
+    ("I'm in Gdansk now.", ["based in Gdansk"]),
+    ("We're now in Lyon.", ["based in Lyon"]),
+])
+def test_short_introductions_and_where_they_are_now(text, kept):
+    contents = [c.content for c in extract_one(text)]
+
+    assert all(any(each in content for content in contents) for each in kept), contents
+
+
+@pytest.mark.parametrize("text", ["I'm in Gdansk now, back home on Monday.", "I'm in Lyon now for a trade fair.",
+                                  "I'm in a queue now."])
+def test_a_stay_is_not_where_they_live(text):
+    assert not [c for c in extract_one(text) if c.subject == "location"]
+
+
+def test_a_state_that_ended_is_no_statement_and_the_current_one_is_kept():
+    contents = [c.content for c in extract_one("I worked in Swindon until 2021 and I'm in Reading now.")]
+
+    assert not any("Swindon" in content for content in contents), contents
+    assert any("based in Reading" in content for content in contents), contents
+
+
+def test_a_value_ruled_out_beside_a_fact_stays_out_of_it():
+    contents = [c.content for c in extract_one("My date of birth is 9 July 1979, not 1997 as your form says.")]
+
+    assert any("9 July 1979" in content for content in contents), contents
+    assert not any("1997" in content for content in contents), contents
+
+
+def test_a_hyphenated_word_keeps_its_you():
+    assert [c.content for c in extract_one("I'm on a pay-as-you-go SIM.")] == ["The user is on a pay-as-you-go SIM"]
+
+
+@pytest.mark.parametrize("text", ["My account is under my maiden name, Kowalczyk.", "My account is locked."])
+def test_a_sentence_about_the_account_names_no_plan(text):
+    assert not [c for c in extract_one(text) if (c.subject or "").startswith("plan")]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("I don't want any marketing emails.", "The user does not want marketing emails"),
+    ("I don't want sales calls, thanks.", "The user does not want sales calls"),
+    ("I'd like to opt out of newsletters.", "The user does not want newsletters"),
+])
+def test_what_the_customer_does_not_want_to_receive(text, content):
+    assert content in [c.content for c in extract_one(text)]
+
+
+@pytest.mark.parametrize("text", ["I don't want the emails to go to my old address.",
+                                  "I don't want any more letters about the overdue bill.", "I don't want to post it back."])
+def test_not_wanting_one_thing_done_is_no_opt_out(text):
+    assert not [c for c in extract_one(text) if c.metadata.get("rule") == "preference.opt_out"]
+
+
+@pytest.mark.parametrize("text", ["I cancelled my gym membership last year but rejoined in January.",
+                                  "We stopped using Xero in 2022 but went back to it this spring."])
+def test_something_stopped_and_taken_up_again_is_not_retracted(text):
+    assert not [c for c in extract_one(text) if c.action == "delete"]
+
+
+def test_something_stopped_while_another_is_taken_up_is_still_retracted():
+    assert [c.metadata["value"] for c in extract_one("We stopped using Xero and went back to Sage.")
+            if c.action == "delete"] == ["Xero"]
+
+
+@pytest.mark.parametrize(("text", "gone"), [
+    ("My old address was 8 Grove Lane; I'm at 31 Mill Road now.", "8 Grove Lane"),
+    ("Our previous supplier was Brightgas.", "Brightgas"),
+])
+def test_what_was_is_no_statement(text, gone):
+    assert not [c.content for c in extract_one(text) if gone in c.content]
+
+
+@pytest.mark.parametrize(("text", "code"), [("My postcode is BS1 4DX.", "BS1 4DX"), ("our zip code is 97209", "97209")])
+def test_a_postcode_given_alone_is_kept_as_part_of_the_address(text, code):
+    assert [(c.subject, c.metadata["value"]) for c in extract_one(text)] == [("address:postcode", code)]
+
+
+def test_forgetting_the_address_takes_the_postcode_too(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My postcode is LS6 2QT.")
+    chat.say("Please forget my address.", session="chat-2")
+
+    assert not active("LS6 2QT") and with_status("LS6 2QT", "deleted")
+
+
+def test_an_address_to_use_for_invoices_is_the_billing_address():
+    assert [(c.subject, c.metadata["value"]) for c in extract_one(
+        "Please use my business address for invoices: Unit 7, Kiln Park, Ashford TN23 6LY.")] == [
+        ("address:billing", "Unit 7, Kiln Park, Ashford TN23 6LY")]

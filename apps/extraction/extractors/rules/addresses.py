@@ -40,7 +40,7 @@ _GOES_TO = re.compile(
 _ADDRESS_QUALIFIERS = (r"new|current|correct|updated|right|full|home|billing|shipping|delivery|postal|mailing|office"
                        r"|work|business|company|correspondence|registered|permanent|residential|invoice|invoicing")
 _LABELLED = re.compile(
-    rf"^(?:{_ASK_CHANGE}\s+)?(?:(?P<owner>my|our|the)\s+)?(?P<quals>(?:(?:{_ADDRESS_QUALIFIERS})(?:\s+(?:and|&)\s+"
+    rf"^(?:{_ASK_CHANGE}\s+|(?:please\s+|kindly\s+)?use\s+)?(?:(?P<owner>my|our|the)\s+)?(?P<quals>(?:(?:{_ADDRESS_QUALIFIERS})(?:\s+(?:and|&)\s+"
     r"|\s*/\s*|\s+)){0,4})address(?:es)?(?:\s+for\s+(?P<purpose>deliveries|delivery|billing|invoices|shipping|post"
     r"|correspondence))?(?:(?:\s+has\s+|'s\s+|\s+is\s+|\s+)(?:changed|moved)\s+to"
     r"|\s+(?:is|are|'s)(?:\s+(?:now|both|actually|still|the\s+same))*\s*[:=]?|\s*[:=]"
@@ -143,10 +143,21 @@ def _looks_like_address(value: str) -> bool:
     return (street and (numbered or len(capitalised) >= 2)) or (numbered and len(capitalised) >= 2)
 
 
+# "my postcode is BS1 4DX", "our zip code is 97209": a postcode given on its own, a part of the address kept apart.
+_POSTCODE = re.compile(r"^(?:(?:and|also|oh|so|btw)[\s,]+)*(?:my|our)\s+(?:post\s?code|postal\s+code|zip(?:\s+code)?|eircode)"
+                       r"\s*(?:is|'s|:)\s*(?:now\s+)?(?P<code>(?=[A-Z0-9 -]*\d)[A-Z0-9](?:[A-Z0-9]|[ -](?=[A-Z0-9])){3,9})$",
+                       re.I)
+
+
 def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Candidate]:
     """The address a user clause gives, with its kind (home, shipping, billing, office)."""
     if question and not _REQUEST.match(text):
         return []  # "Do you ship to 4 Harbour Road?" asks
+    if match := _POSTCODE.match(text.rstrip(" .!")):
+        code = match.group("code").upper()
+        return [ctx.candidate(f"{ctx.person.possessive} postcode is {code}", confidence=0.85, rule="contact.address.postcode",
+                              subject=address_subject("postcode"), tags=("pii", "contact", "address"),
+                              metadata={"pii": True, "value": code, "kind": "postcode"})]
     kind, also = None, []
     if match := _LABELLED.match(text):
         quals = match.group("quals").lower().replace("/", " ").split()

@@ -183,6 +183,9 @@ def _plan(ctx: RuleContext, text: str) -> list[Candidate]:
     noun = (match.groupdict().get("noun") or "plan").lower()
     if noun in ("account", "deal", "option") and match.re is not _MY_PLAN:
         return []  # "I have a savings account", "we got a good deal": not a plan name
+    if noun in ("account", "deal", "option") and not (value[:1].isupper() or value[:1].isdigit() or re.search(
+            rf"{re.escape(value)}\s+(?:{_PLAN_NOUNS})\b", text, re.I)):
+        return []  # "my account is under my maiden name", "my account is locked": no plan named
     product = (match.groupdict().get("product") or "").strip().lower()
     first = value.split()[0].lower()
     if not product and first in PRODUCTS and len(value.split()) == 1:
@@ -250,6 +253,13 @@ _STOPPED = re.compile(rf"^{_WE}\s+no\s+longer\s+(?:use|have|need|run)\s+(?P<old>
                       rf"|^{_WE}{_BE}\s+(?:no\s+longer|not)\s+(?:on|using|with)\s+(?P<old3>.+?){_ANYMORE}$", re.I)
 
 
+# What was stopped and then taken up again, with nothing else named: "... but rejoined in January", "... but went back
+# to it" ("... and went back to Spotify" stops the first and names another).
+_RESUMED = re.compile(r"\b(?:but|then|and|since)\s+(?:\w+\s+){0,3}?(?:re-?joined|resumed|restarted|re-?subscribed|re-?activated"
+                      r"|reinstated|(?:went|gone|came|come)\s+back(?!\s+to\s+(?!(?:it|them|that|you)\b))"
+                      r"|signed\s+(?:back\s+)?up\s+again|(?:started|using)\s+(?:it\s+|them\s+)?again)\b", re.I)
+
+
 def _name_of(raw: str, max_words: int = 4) -> str | None:
     value = cut_value(raw, _TOOL_STOPS, max_words=max_words)
     value = re.sub(r"^(?:the|a|an|our|my)\s+", "", value, flags=re.I)
@@ -302,8 +312,8 @@ def _tools(ctx: RuleContext, text: str) -> list[Candidate]:
                                   metadata={"value": device}, action="delete")]
     if match := _STOPPED.match(text):
         old = _name_of(next(value for key, value in match.groupdict().items() if value))
-        if not old:
-            return []
+        if not old or _RESUMED.search(text + (ctx.sentence.partition(text)[2] if text in ctx.sentence else "")):
+            return []  # "I cancelled my gym membership last year but rejoined in January"
         kind = "plan" if re.search(rf"\b(?:{_PLAN_NOUNS})s?\b", old, re.I) else "tool"
         if kind == "tool" and not ctx.lowercase and not re.search(r"[A-Z]", old):
             return []  # "I don't have the receipt anymore", "... time anymore": no product named, nothing to retract

@@ -139,10 +139,42 @@ def correction(text: str, ctx: RuleContext) -> Candidate | None:
         old = f"{old} {match.group('unit')}"
     if not new or len(new.split()) > 6 or len(old.split()) > 6:
         return None
+    return correction_marker(ctx, new=new, old=old)
+
+
+def correction_marker(ctx: RuleContext, *, new: str, old: str) -> Candidate:
     marker = ctx.candidate(new, confidence=0.0, rule="correction")
     marker.metadata |= {"correction": {"new": new, "old": old, "id": id(marker),
                                        "reference": ctx.reference.isoformat() if ctx.reference else None}}
     return marker
+
+
+# "You've got my surname as Smyth, it's Smith", "I thought my card ended in 4412 but it's 4421", "your colleague said
+# my plan was Gold but it's actually Silver": a record or a belief of the customer's detail, then the right value.
+_RECORDED_THEN_RIGHT = re.compile(
+    rf"^{_SORRY}*(?:I\s+(?:thought|assumed|was\s+told)|(?:(?:you|they|it|the\s+[\w-]+(?:\s+[\w-]+)?|your\s+[\w-]+(?:\s+[\w-]+)?)"
+    r"(?:'ve|\s+have|\s+has|'s)?\s+(?:got|had|has|have|shows?|showed|shown|lists?|listed|says?|said|puts?|spelt|spelled"
+    r"|records?|recorded|registered|wrote|written|typed|printed)))\s+(?:that\s+)?(?P<owner>my|our)\s+"
+    r"(?P<noun>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:down\s+)?(?P<verb>as|was|is|were|are|ended\s+in|ends\s+in|ending\s+in)\s+"
+    r"(?P<old>[^,;]{1,60}?)(?:\s*+[,;]\s*+|\s++)(?:but\s+|and\s+|when\s+)?(?:it's|it\s+is|they're|they\s+are|it\s+should\s+be"
+    r"|the\s+(?:right|correct)\s+one\s+is)\s+(?:actually\s+|really\s+|in\s+fact\s+)?(?P<new>[^,;]{1,60}?)(?:\s*[,;].*)?$",
+    re.I)
+_RECORDED_VERBS = re.compile(r"\b(?:thought|assumed|told|got|had|has|have|shows?|showed|shown|lists?|listed|says?|said|puts?"
+                             r"|spelt|spelled|records?|recorded|registered|wrote|written|typed|printed)\b", re.I)
+
+
+def recorded_then_right(text: str) -> tuple[str, str, str] | None:
+    """(the detail restated with the right value, the wrong value, the right one), or None."""
+    text = text.strip().rstrip(" .!")
+    match = _RECORDED_THEN_RIGHT.match(text) if _RECORDED_VERBS.search(text) else None
+    if not match:
+        return None
+    old, new = _ARTICLE.sub("", match.group("old").strip()), _ARTICLE.sub("", match.group("new").strip())
+    if not old or not new or old.casefold() == new.casefold() or len(new.split()) > 6 or len(old.split()) > 6:
+        return None
+    verb = match.group("verb").lower()
+    verb = "ends in" if verb.endswith(" in") else "are" if verb in ("were", "are") else "is"
+    return f"{match.group('owner').capitalize()} {match.group('noun')} {verb} {match.group('new').strip()}", old, new
 
 
 # Metadata of a candidate read from the correcting sentence itself (corrected_statement): kept only when the

@@ -30,6 +30,8 @@ from apps.extraction.extractors.rules.corrections import (
     apply_corrections,
     corrected_statement,
     correction,
+    correction_marker,
+    recorded_then_right,
     split_mid_correction,
     wrong_then_right,
 )
@@ -105,7 +107,7 @@ AGENT_RESTATEMENT_FACTOR = 0.85
 # Tried in order on each user clause; the first that recognises the clause wins.
 USER_FACT_RULES = IDENTITY_RULES + BUSINESS_RULES + PLAN_RULES + PREFERENCE_RULES
 _STANDING_WISH = re.compile(r"^I(?:'d|\s+would)\s+(?:much\s+|really\s+)?(?:like|prefer|rather)\s+(?=(?:the|my|our|all|any"
-                            r"|it|them|to\s+(?:get|have|receive))\b)", re.I)
+                            r"|it|them|to\s+(?:get|have|receive|opt\s+out|unsubscribe))\b)", re.I)
 # "can you text me instead of emailing", "could the reminders come by text rather than email": a question that asks for
 # a way of being served from now on, read as the standing request it is.
 _ASKED_FOR = re.compile(r"^(?:(?:and|also|oh|so|but|going\s+forward|from\s+now\s+on|in\s+future)[\s,]+)*(?:can|could|would|will)\s+(?:you\s+(?:please\s+)?|(?=(?:the|my|our)\s))",
@@ -642,10 +644,12 @@ _CORRECTED_VALUE = re.compile(r"^(?:it's|it\s+is|that's|that\s+is|it\s+should\s+
                               r"\s+is)\b", re.I)
 
 
-def _read_unless_corrected(text: str, fix: Candidate, ctx: RuleContext) -> list[Candidate]:
-    """What the correcting sentence states of itself, for apply_corrections to keep if the correction finds nothing
-    to correct: only the facts the rules read, never a statement for the salience classifier."""
-    if not (stated := corrected_statement(text, fix)) or correction(stated, ctx) is not None:
+def _read_unless_corrected(text: str, fix: Candidate, ctx: RuleContext, stated: str | None = None) -> list[Candidate]:
+    """What the correcting sentence states of itself (or `stated`, its restatement), for apply_corrections to keep if
+    the correction finds nothing to correct: only the facts the rules read, never a statement for the salience
+    classifier."""
+    stated = stated or corrected_statement(text, fix)
+    if not stated or correction(stated, ctx) is not None:
         return []
     found = [candidate for candidate in _user_sentence(_Sentence(text=stated, clauses=split_clauses(stated)), ctx)
              if isinstance(candidate, Candidate) and candidate.action == "add"
@@ -661,6 +665,10 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
         return _user_clause(Clause(text=f"My name is {signed}", question=False, uncertain=False, hedged=False), ctx)
     if restated := wrong_then_right(sentence.text):  # "my email is wrong on the booking, it should be a@x.com"
         return _user_sentence(_Sentence(text=restated, clauses=split_clauses(restated)), ctx)
+    if recorded := recorded_then_right(sentence.text):  # "you've got my surname as Smyth, it's Smith"
+        restated, old_value, new_value = recorded
+        fix = correction_marker(ctx, new=new_value, old=old_value)
+        return [fix, *_read_unless_corrected(sentence.text, fix, ctx, stated=restated)]
     apologised = after_admitted_error and _CORRECTED_VALUE.match(sentence.text)
     if (fix := correction(f"Sorry, {sentence.text}" if apologised else sentence.text, ctx)) is not None:
         return [fix, *_read_unless_corrected(sentence.text, fix, ctx)]
@@ -872,13 +880,19 @@ _REJECTED_ALTERNATIVE = re.compile(r"(?:,\s*not|,?\s+(?:rather\s+than|instead\s+
                                    r"|,\s*(?:it|that|this|there|they)\s+(?:was|were|used\s+to\s+be)\b[^,;()]{0,60}$", re.I)
 
 
+_WISHED = re.compile(r"\b(?:likes?|liked|prefers?|preferred|wants?|wanted|wishes|rather|would|'d)\b", re.I)
+
+
 def _without_rejected_alternatives(candidates: list[Candidate]) -> None:
-    """A statement or a business fact says what is, not what was turned down beside it: the value ruled out stays out
-    of an active memory (the change rules, changes.retired_values, read it to retire an old value that holds it). A
-    preference keeps both sides: "by email, not phone" says what not to do as well."""
+    """A fact says what is, not what was turned down beside it ("my date of birth is 4 March 1988, not 1989 like it
+    says on my profile"): the value ruled out stays out of an active memory (the change rules, changes.retired_values,
+    read it to retire an old value that holds it). A preference keeps both sides: "by email, not phone" says what not
+    to do as well."""
     for candidate in candidates:
         rule = candidate.metadata.get("rule", "")
-        if candidate.action == "add" and (rule == "statement" or rule.startswith("business.")) and (cut := _REJECTED_ALTERNATIVE.search(candidate.content)) and len(
+        if candidate.action == "add" and not rule.startswith(("preference", "correction")) and (
+                cut := _REJECTED_ALTERNATIVE.search(candidate.content)) and (
+                rule == "statement" or rule.startswith("business.") or not _WISHED.search(candidate.content[:cut.start()])) and len(
                 candidate.content[:cut.start()].split()) >= 4:
             candidate.content = candidate.content[:cut.start()].rstrip(" ,")
 

@@ -27,7 +27,7 @@ _CAP = r"[^\W\d_a-z][\w'-]*"
 _IM_NAME = re.compile(rf"^I(?:'m| am) (?:(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof)\.? )?(?P<value>{_CAP}(?: (?:{_CAP}|de|del|da|di|van|von|la|le|dos|das|bin|al)){{0,4}})"
                       r"(?P<rest>(?: here| from .*|,.*)?)$")
 _NAME_HERE = re.compile(rf"^(?:(?i:it's|it\s+is|this\s+is)\s+)?(?P<value>{_CAP}(?: {_CAP}){{0,3}}) (?:here|speaking)"
-                        r"(?:,\s*(?P<rest>.+))?$")
+                        r"(?:,\s*(?P<rest>.+)|\s+(?:from|of|at)\s+[A-Z].*)?$")  # "Gemma here from Fairweather Roofing"
 _NAME_FIELD = re.compile(rf"(?:^|[,;]\s*|\band\s+)(?:(?:my|the)\s+)?(?:full\s+)?name(?:\s+is|\s*:|\s*-)?\s+"
                          rf"(?P<value>{_CAP}(?:\s+{_CAP}){{1,4}})\s*$")
 _APPOSITIVE = re.compile(r"^,\s+(?P<role>(?:an?|the)\s+.+?)(?:\s+from\s+(?P<place>.+))?$", re.I)
@@ -400,6 +400,11 @@ def _im_a(ctx: RuleContext, match: re.Match) -> list[Candidate]:
 _LIVE = re.compile(rf"^(?P<subj>I|we)(?:'ve\s+been|\s+have\s+been|'re|\s+are|'m|\s+am)?{ADV}\s+(?:live|living|reside"
                    r"|residing)\s+in\s+(?P<place>.+)$", re.I)
 _BASED = re.compile(rf"^I{_AM}{ADV}\s+(?P<verb>based|located)\s+(?:in|out\s+of)\s+(?P<place>.+)$", re.I)
+# "I'm in York now", "we're now in Utrecht": where they are now, said of a place by name, with nothing after it
+_IN_NOW = re.compile(r"^(?P<subj>I|[Ww]e)(?i:'m|\s+am|'re|\s+are)\s+(?i:(?P<now>now)\s+)?(?i:in)\s+(?P<place>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})"
+                     r"(?(now)|\s+(?i:now))$")
+_VISITING = re.compile(r"\b(?:back|until|till|visit(?:ing)?|trip|holiday|vacation|travel(?:l?ing)?|conference|stay(?:ing)?"
+                       r"|week(?:end)?|days?|for\s+(?:a|the|work|business))\b", re.I)
 _FROM = re.compile(rf"^I(?:{_AM}|{ADV}\s+come){ADV}\s+from\s+(?P<place>.+)$", re.I)
 _MOVED = re.compile(rf"^(?P<subj>I|we)(?:'ve|\s+have|'d|\s+had)?{ADV}\s+(?:moved|relocated)\s+(?:back\s+)?to"
                     r"\s+(?P<place>.+)$", re.I)
@@ -438,6 +443,7 @@ def _home(ctx: RuleContext, text: str) -> list[Candidate]:
         (_LIVE, "lives in {place}", "identity.location.live", 0.9),
         (_LIVED, "lives in {place}", "identity.location.live", 0.85),
         (_BASED, "is {verb} in {place}", "identity.location.based", 0.9),
+        (_IN_NOW, "is based in {place}", "identity.location.based", 0.8),
         (_FROM, "is from {place}", "identity.location.from", 0.8),
         (_MOVED, "moved to {place}", "identity.location.moved", 0.9),
         (_HOMETOWN, "{possessive} hometown is {place}", "identity.hometown", 0.85),
@@ -445,6 +451,8 @@ def _home(ctx: RuleContext, text: str) -> list[Candidate]:
         match = pattern.match(text)
         if not match or not (place := place_value(match.group("place"))):
             continue
+        if pattern is _IN_NOW and _VISITING.search(ctx.sentence.partition(text)[2] if text in ctx.sentence else ctx.sentence):
+            continue  # "I'm in Tokyo now, back next week": a stay, not where they live
         metadata = {"value": place}
         content = template.format(place=place, verb=(match.groupdict().get("verb") or "").lower(),
                                   possessive=person.possessive)

@@ -66,9 +66,10 @@ class Person:
 
 
 # An email address, a web address or a domain is one token, kept as it is: "x@proton.me" is no "me".
-# So is a word that starts with a digit ("30i", "4kW"): its letters are no "I".
+# So is a word that starts with a digit ("30i", "4kW"): its letters are no "I"; and a hyphenated word ("a
+# pay-as-you-go SIM" is no "pay-as-the assistant-goes").
 _TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?://)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?:/[^\s,;]*)?"
-                    r"|\d+[A-Za-z]\w*|[A-Za-z]+(?:'[A-Za-z]+)?|\s+|.", re.S)
+                    r"|\d+[A-Za-z]\w*|[A-Za-z]+(?:-[A-Za-z]+)+|[A-Za-z]+(?:'[A-Za-z]+)?|\s+|.", re.S)
 _WORD_TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 _SUBJECT_CONTRACTIONS = {"i'm": "is", "i've": "has", "i'll": "will", "you're": "is", "you've": "has",
                          "you'll": "will"}

@@ -228,12 +228,17 @@ def _document_format(ctx: RuleContext, text: str) -> list[Candidate]:
                           metadata={"value": form, "documents": what})]
 
 
-# "please take me off the marketing emails", "stop sending me the newsletter", "unsubscribe me from promo texts": what
-# the customer does not want to receive.
+# "please take me off the marketing emails", "stop sending me the newsletter", "unsubscribe me from promo texts", "I
+# don't want any sales calls": what the customer does not want to receive.
 _OPT_OUT = re.compile(r"^(?:(?:and|also|oh|so)[\s,]+)*(?:please\s+|can\s+you\s+|could\s+you\s+|I'd\s+like\s+you\s+to\s+)*"
-                      r"(?:take\s+me\s+off|remove\s+me\s+from|unsubscribe\s+me\s+from|stop\s+sending\s+me|opt\s+me\s+out\s+of)"
-                      r"\s+(?:the\s+|your\s+|all\s+(?:the\s+)?|any\s+(?:more\s+)?)?(?P<what>[\w -]{2,40}?(?:e-?mails?|newsletters?"
-                      r"|mailing\s+list|mailings|texts?|sms|calls|letters|post|offers|promotions|notifications))\b", re.I)
+                      r"(?:take\s+me\s+off|remove\s+me\s+from|unsubscribe\s+me\s+from|stop\s+sending\s+me|opt\s+me\s+out\s+of"
+                      # "I don't want any marketing emails", "I'd like to opt out of newsletters"
+                      r"|(?P<dont>I\s+(?:don't|do\s+not)\s+want)(?:\s+to\s+(?:receive|get))?"
+                      r"|(?:I'd\s+like\s+to\s+|I\s+want\s+to\s+)?(?:opt\s+out\s+of|unsubscribe\s+from))"
+                      r"\s+(?:the\s+|your\s+|all\s+(?:the\s+)?|any\s+(?:more\s+)?)?(?P<what>(?!to\s)[\w -]{0,40}?(?:e-?mails?|newsletters?"
+                      r"|mailing\s+list|mailings|texts?|sms|calls|letters|post|offers|promotions|notifications))\b"
+                      # what they don't want is all of its kind: not "I don't want the emails to go to my old address"
+                      r"(?(dont)(?=\s*(?:$|[,.;!]|(?:please|anymore|any\s+more|from\s+\w+|thanks?|at\s+all|ever)\b)))", re.I)
 
 
 def _opt_out(ctx: RuleContext, text: str) -> list[Candidate]:

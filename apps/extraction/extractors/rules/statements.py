@@ -57,7 +57,13 @@ _NOT_A_STATEMENT = re.compile(
 # A state that was and is no more: "I used to have the Premium tier", "we no longer keep chickens". Kept, it would
 # hold the old value in an active memory; the retraction and change rules read what it ends.
 _NOT_ANY_MORE = re.compile(r"\b(?:used\s+to|previously|formerly|in\s+the\s+past|back\s+then|at\s+one\s+point"
-                           r"|no\s+longer|any\s?more)\b", re.I)
+                           r"|no\s+longer|any\s?more"
+                           # "my old address was 8 Grove Lane", "our previous supplier was Brightgas": what was
+                           r"|(?:my|our|the)\s+(?:old|previous|former)\s+(?:[\w-]+\s+){0,2}?(?:was|were)"
+                           # "I lived in Leeds until 2019": a state that has ended
+                           r"|(?:lived|worked|was|were|stayed|rented|owned|studied|banked|had)\s+(?:[\w'-]+\s+){0,6}?(?:up\s+)?"
+                           r"(?:until|till)\s+(?:(?:19|20)\d\d|last|recently|a\s+(?:few|couple)|then|(?:early|late|mid)\b))\b",
+                           re.I)
 # What the structured rules own: the user's name and contact details, and anything holding an e-mail address, a
 # link or a long number (a card or account number the identifier rules declined is not to be kept either way).
 OWNED_BY_RULES = re.compile(
