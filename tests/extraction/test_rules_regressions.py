@@ -634,3 +634,131 @@ def test_an_address_to_use_for_invoices_is_the_billing_address():
     assert [(c.subject, c.metadata["value"]) for c in extract_one(
         "Please use my business address for invoices: Unit 7, Kiln Park, Ashford TN23 6LY.")] == [
         ("address:billing", "Unit 7, Kiln Park, Ashford TN23 6LY")]
+
+
+def conversation_candidates(*turns):
+    return RulesExtractor().extract(messages=[ConversationMessage(seq=index + 1, role=role, text=text)
+                                              for index, (role, text) in enumerate(turns)], existing=[])
+
+
+@pytest.mark.parametrize(("question", "answer", "name"), [
+    ("And who am I speaking with?", "Marguerite, I'm the practice manager", "Marguerite"),
+    ("Could I take your name please?", "it's Tomasz, the account is under my wife's name though", "Tomasz"),
+])
+def test_a_given_name_alone_answers_the_name_question(question, answer, name):
+    candidates = conversation_candidates(("assistant", question), ("user", answer))
+
+    assert [c.metadata["value"] for c in candidates if c.subject == "name"] == [name]
+
+
+def test_an_address_answer_is_kept_whole_and_of_the_kind_asked():
+    candidates = conversation_candidates(("assistant", "What's the delivery address?"),
+                                         ("user", "same as billing, 22 Alder Close, Exeter EX4 6PQ"))
+
+    assert [(c.subject, c.metadata["value"]) for c in candidates] == [("address:shipping", "22 Alder Close, Exeter EX4 6PQ")]
+
+
+@pytest.mark.parametrize("turns", [
+    [("user", "My number is 0113 496 0211, that's the office though.")],
+    [("user", "0113 496 0211 (office)")],
+    [("assistant", "Can I take a contact number?"), ("user", "0113 496 0211 (office)")],
+    [("assistant", "Can I take a contact number?"), ("user", "sure, 0113 496 0211, that's the office, mobile is 07700 900 664")],
+])
+def test_a_number_said_to_be_the_office_one_is_the_work_number(turns):
+    subjects = {c.metadata["value"]: c.subject for c in conversation_candidates(*turns) if c.subject.startswith("phone")}
+
+    assert subjects["0113 496 0211"] == "phone:work"
+    assert subjects.get("07700 900 664", "phone") == "phone"
+
+
+@pytest.mark.parametrize("text", ["Insurer is Helvetia, claim no. 5521 3094 118.", "My claim number is 5521 3094 118."])
+def test_a_number_in_digit_groups_is_kept_whole(text):
+    assert [c.metadata["identifier"] for c in extract_one(text) if c.subject.startswith("identifier:")] == ["5521 3094 118"]
+
+
+@pytest.mark.parametrize(("text", "content"), [("Our EIN is 61-2288104.", "The user's EIN is 61-2288104"),
+                                               ("UTR 4410298377", "The user's UTR is 4410298377")])
+def test_a_tax_number_named_by_its_acronym(text, content):
+    assert content in [c.content for c in extract_one(text)]
+
+
+def test_a_company_with_its_legal_form_is_no_persons_name():
+    candidates = extract_one("yep, Moreno Print Works LLC, EIN 61-2288104, single member.")
+
+    assert not [c for c in candidates if c.subject == "name"]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("pls call me on 07700 900 871", "The user's phone number is 07700 900 871"),
+    ("And I'm coeliac myself, so gluten-free breakfast please.", "The user is coeliac"),
+    ("I'm vegan too.", "The user is vegan"),
+])
+def test_texting_shorthand_and_trailing_also_words(text, content):
+    assert content in [c.content for c in extract_one(text)]
+
+
+def test_what_the_agent_notes_against_a_booking_reference_is_kept():
+    contents = [c.content for c in extract_one("Noted on TSJ-502977: Min-seo has a sesame allergy.", role="assistant")]
+
+    assert any("Min-seo has a sesame allergy" in content for content in contents), contents
+
+
+def test_a_correction_naming_part_of_an_email_replaces_the_whole_address(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("Email k.brandt@mailbox.example please.")
+    chat.say("Also correction on the email, it's kw.brandt@mailbox.example, not k.brandt. The other one bounces.",
+             session="chat-2")
+
+    assert active("kw.brandt@mailbox.example")
+    assert not active("k.brandt@mailbox.example")
+    assert not [content for content in active("@mailbox.example@") if content]
+
+
+def test_a_form_style_address_line_is_the_users_address():
+    candidates = extract_one("Name's Ilse Maas, 07700 900 640. Address is flat 3R, 21 Leven Street, EH3 9LH.")
+
+    assert [(c.subject, c.metadata["value"]) for c in candidates if c.subject.startswith("address")] == [
+        ("address:home", "flat 3R, 21 Leven Street, EH3 9LH")]
+
+
+def test_a_mobile_that_changed_replaces_the_old_one(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("Name's Ilse Maas, 07700 900 640.")
+    chat.say("ground floor, easy. oh and my mobile changed too, new one's 07700 900 711", session="chat-2")
+
+    assert active("07700 900 711") and not active("07700 900 640")
+
+
+def test_an_email_known_by_its_provider_is_forgotten(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("Email is k.brandt@posteo.example, thanks.")
+    chat.say("pls delete the posteo address entirely, I'm closing that account. use k.brandt@uni.example from now on",
+             session="chat-2")
+
+    assert not active("posteo") and active("k.brandt@uni.example")
+
+
+def test_the_agent_removing_one_detail_and_switching_to_another_keeps_the_new_one():
+    candidates = conversation_candidates(
+        ("user", "pls delete the posteo address, use k.brandt@uni.example from now on"),
+        ("assistant", "I've deleted the posteo address and switched you to k.brandt@uni.example, and noted it."))
+
+    assert [c.metadata.get("value") for c in candidates if c.subject == "email" and c.action == "add"] == ["k.brandt@uni.example"]
+    assert not [c for c in candidates if c.action == "delete" and "uni.example" in c.content]
+
+
+def test_my_passport_is_a_passport_number():
+    assert [c.content for c in extract_one("Also for check-in you'll want ID, my passport is 21XK55310.")] == [
+        "The user's passport number is 21XK55310"]
+
+
+def test_a_tool_moved_everything_over_to_supersedes_the_old_one():
+    candidates = extract_one("we've stopped using Sage and moved everything over to Xero from 1 Feb")
+
+    assert [(c.subject, c.metadata.get("replaces")) for c in candidates] == [("tool:xero", "Sage")]
+
+
+@pytest.mark.parametrize(("said", "level"), [("I can see you're a Bronze member.", "Bronze"),
+                                             ("Your Platinum status is active and applies to this stay.", "Platinum")])
+def test_the_membership_level_the_agent_reads_from_the_record(said, level):
+    assert [c.metadata["value"] for c in extract_one(said, role="assistant") if c.subject == "membership"] == [level]

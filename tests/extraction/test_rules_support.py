@@ -1231,7 +1231,7 @@ def test_a_date_answering_date_of_birth_and_address_is_the_birthday_not_the_addr
     )
 
     assert one(candidates, "birthday").content == "The user's date of birth is 14 March 1989"
-    assert one(candidates, "address:home").metadata["value"] == "36 Rimu Street"
+    assert one(candidates, "address:home").metadata["value"] == "36 Rimu Street, Hamilton 3204"
 
 
 def test_what_the_user_asks_not_to_be_kept_is_forgotten():

@@ -164,8 +164,9 @@ def addresses(text: str, ctx: RuleContext, *, question: bool = False) -> list[Ca
         kinds = list(dict.fromkeys(_QUALIFIER_KINDS[word] for word in quals if word in _QUALIFIER_KINDS))
         if purpose := _PURPOSE_KINDS.get((match.group("purpose") or "").lower()):
             kinds = [purpose]
-        if not kinds and (match.group("owner") or "").lower() not in ("my", "our") and not _OWN_CHANGE.intersection(quals):
-            return []  # "the address is ..." may be anyone's; "New address: ..." in a user message is theirs
+        if not kinds and (match.group("owner") or "").lower() not in ("my", "our") and not _OWN_CHANGE.intersection(quals) and not (
+                re.match(r"(?i)address(?:\s+is|\s*:)", text)):
+            return []  # "the address is ..." may be anyone's; "New address: ...", "Address is ..." in a user message is theirs
         kind, also = (kinds or ["home"])[0], kinds[1:]  # "my billing and shipping address are the same: ..."
     elif match := _SHIP.match(text) or _WANT_SENT.match(text) or _GOES_TO.match(text):
         sent = match.group("object") or ""

@@ -148,7 +148,9 @@ _MEMBER_LEVEL = re.compile(
     rf"|^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:reached|got|have|earned|hit|achieved|moved\s+up\s+to|been\s+upgraded\s+to)"
     rf"\s+{_LEVEL_NAME.replace('level', 'level2')}\s+(?:status|tier|level|membership)\b(?P<rest>.*)$"
     rf"|^(?:my|our)\s+(?:membership|loyalty|status|member)\s*(?:level|tier|status)?\s+is\s+(?:now\s+)?"
-    rf"{_LEVEL_NAME.replace('level', 'level3')}(?:\s+(?:until|till|through|since|from)\s+.+)?$",
+    rf"{_LEVEL_NAME.replace('level', 'level3')}(?:\s+(?:until|till|through|since|from)\s+.+)?$"
+    # "my Gold status is active"
+    rf"|^(?:my|our)\s+{_LEVEL_NAME.replace('level', 'level4')}\s+(?:status|membership|tier)\s+is\s+(?:now\s+)?active\b.*$",
     re.I,
 )
 
@@ -157,7 +159,7 @@ def _membership(ctx: RuleContext, text: str) -> list[Candidate]:
     match = _MEMBER_LEVEL.match(text)
     if not match:
         return []
-    level = match.group("level") or match.group("level2") or match.group("level3")
+    level = match.group("level") or match.group("level2") or match.group("level3") or match.group("level4")
     if level.lower() in lexicon.DEICTIC_OBJECTS or level.lower() in _NOT_PLAN_NAMES:
         return []
     programme = match.group("programme")
@@ -231,7 +233,7 @@ _MY_DEVICE = re.compile(r"^(?:my|our)\s+(?P<kind>[\w-]+)\s+is\s+(?:an?|the)\s+(?
 # "the bedroom TV is an LG C3", "phone is an iPhone 15 Pro", "my own router, an Asus RT-AX86U": a named product
 _NAMED_DEVICE = re.compile(r"(?:^|,\s*|\band\s+|(?<=\s)(?=(?:my|our)\s))(?:(?:my|our|the)\s+)?(?:(?-i:[a-z-]+)\s+)?(?P<kind>[\w-]+)(?:\s+(?:is|'s)|,)"
                            r"\s+(?:an?|the)\s+(?P<device>(?-i:[A-Z])[\w+!-]*(?:\s+(?:(?-i:[A-Z0-9])[\w+!-]*)){0,3})", re.I)
-_TOOL_STOPS = frozenset("for to and but because since so which when if as with at on in now last this next yesterday through "
+_TOOL_STOPS = frozenset("for to and but because since so which when if as with at on in now last this next yesterday through from starting "
                         "today recently ago already instead anymore any company-wide altogether either completely "
                         "entirely".split())
 _NOT_TOOLS = frozenset(["it", "this", "that", "them", "the app", "the website", "your app", "your website", "the site",
@@ -241,7 +243,8 @@ _SWITCH = re.compile(rf"^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:switched|moved|migrated
                      # "we've dropped Slack company-wide and moved to Microsoft Teams"
                      rf"|^{_WE}(?:'ve|\s+have)?{ADV}\s+(?:dropped|ditched|stopped\s+using|cancell?ed|got\s+rid\s+of"
                      r"|moved\s+away\s+from)\s+(?P<old2>.+?),?\s+and\s+(?:have\s+)?(?:moved|switched|changed|migrated"
-                     r"|gone\s+over|went\s+over)\s+to\s+(?P<new2>.+)$"
+                     # "... and moved everything over to FreeAgent"
+                     r"|gone|went)(?:\s+(?:everything|it\s+all|all|things|our\s+[\w-]+))?(?:\s+over)?\s+to\s+(?P<new2>.+)$"
                      # "we replaced Zendesk with Freshdesk"
                      rf"|^{_WE}(?:'ve|\s+have)?{ADV}\s+replaced\s+(?P<old3>.+?)\s+with\s+(?P<new3>.+)$", re.I)
 _STOPPED = re.compile(rf"^{_WE}\s+no\s+longer\s+(?:use|have|need|run)\s+(?P<old>.+?){_ANYMORE}$"

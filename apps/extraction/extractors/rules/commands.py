@@ -77,7 +77,8 @@ _RECORDS = re.compile(r"\s+(?:from|off|in|on)\s+(?:your|the|my|our)\s+(?:(?:auth
                       r"|\s+as\s+(?:an?\s+|my\s+)?(?:authori[sz]ed\s+)?(?:contact|user|account\s+holder|admin|signatory|driver"
                       r"|member)s?$",
                       re.I)
-_TRAILING_POLITENESS = re.compile(r"(?:,?\s+(?:please|thanks|thank\s+you|for\s+me|now|too|as\s+well))+$", re.I)
+_TRAILING_POLITENESS = re.compile(r"(?:,?\s+(?:please|thanks|thank\s+you|for\s+me|now|too|as\s+well|entirely|completely"
+                                  r"|altogether|for\s+good|permanently))+$", re.I)
 _FORGET_STATEMENT = re.compile(r"^(?:(?:that|about)\s+)?(?:I\s+(?:said|told\s+you|mentioned)\s+(?:that\s+)?)?"
                                r"(?=(?:I|I'm|I've)\b|my\s+[\w' -]+?\s+(?:is|are)\b)", re.I)
 _HAS_VERB = re.compile(r"^(?:I|we|you)\b|\b(?:is|are|was|were|am|be|been|has|have|had|will|would|can|could|do|does"
@@ -91,6 +92,8 @@ _QUALIFIERS = ("home|house|work|personal|private|mobile|cell|business|office|lan
                "|secondary|second|other|backup|alternate|alternative|old|current|previous|saved|new|last")
 _FORGET_SUBJECT = re.compile(rf"^(?:my|the|our|that|this)\s+(?:(?:{_QUALIFIERS})\s+)*(?P<noun>[\w -]{{1,60}}?)"
                              r"(?:\s+(?:you\s+have|on\s+file|I\s+(?:gave|mentioned|told\s+you)).*)?\s*$", re.I)
+_NAMED_DETAIL = re.compile(r"^(?P<word>[a-z][\w-]{2,})\s+(?P<kind>address|email(?:\s+address)?|e-mail(?:\s+address)?"
+                           r"|(?:phone\s+)?number)$")
 _SELF_QUALIFIERS = frozenset("old current previous saved new last expired dead closed cancelled canceled former ex"
                              .split())
 _BEFORE_NOW = frozenset("old previous former ex expired dead closed cancelled canceled".split())
@@ -119,6 +122,9 @@ def sentence_command(sentence: str, clauses: list[Clause], ctx: RuleContext,
         # what the sentence says besides: "delete my old email, the new one is a@b.com", "..., my email is a@b.com"
         said = _new_value_after(whole) + [clause for clause in clauses[1:] if not (clause.question or clause.uncertain)
                  and forget_request(clause.text) is None and _HAS_VERB.search(clause.text)]
+        if len(clauses) == 1 and (rest := text.partition(whole)[2].lstrip(" ,;")) and "," in text.partition(whole)[2][:2] and (
+                forget_request(rest) is None and _HAS_VERB.search(rest) and not _new_value_after(whole)):
+            said.append(Clause(text=rest, question=False, uncertain=False, hedged=False))  # "..., use a@b.com from now on"
         return found + [candidate for clause in said for candidate in clause_rules(clause, ctx)
                         if candidate.action == "add"]
     if erase_it := _ERASE_IT.search(text):  # "stop sending to my work email and delete it"
@@ -615,6 +621,10 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
             if _BEFORE_NOW.intersection(qualifiers):
                 candidate.metadata["old"] = True  # "delete my old number": what was on file, not one given now
             return [candidate]
+        if (named := _NAMED_DETAIL.match(noun)) and named.group("word") not in lexicon.COMMON_WORDS:
+            # "delete the posteo address": the detail known by a word of its value (its provider, its town)
+            word = named.group("word")
+            return [_delete(ctx, None, f"asked to forget their {word} {named.group('kind')}", "retract.forget", value=word)]
         if (vague := _VAGUE_TAIL.match(" ".join(match.group("noun").split()))) and not _NEVER_MIND.search(
                 ctx.sentence or what):  # "forget the Outlook thing, it's working now": no request about data
             return _statement_forgotten(vague.group("topic"), ctx, clause_rules)

@@ -238,6 +238,11 @@ _NOT_TO_CALL = re.compile(r"\b(?:don't|do\s+not|never|stop|no\s+longer)\s+(?:\w+
                           re.I)
 
 
+# What a number is said to be right after it: "0161 496 0732 (office)", "..., that's the office though".
+_KIND_AFTER = re.compile(r"\s*(?:\(\s*(?P<kind>office|work|home|landline)\s*\)|,?\s*(?:that's|that\s+is|which\s+is|it's)"
+                         r"\s+(?:the\s+|my\s+|our\s+)?(?P<kind2>office|work|home|landline)\b)", re.I)
+
+
 def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
     """Phone numbers a phone word governs: "my mobile is ...", "call me on ...", "best number to reach me is ..."."""
     found = []
@@ -282,6 +287,9 @@ def own_phones(text: str, ctx: RuleContext) -> list[Candidate]:
                 continue  # "my wife's mobile is ...", "their number is ..."
         place = (match.group("place") or "").split()[-1:]  # "call me at home on ..."
         kind = next((_PHONE_KINDS[word] for word in [*quals, noun, *place] if word in _PHONE_KINDS), None)
+        if not kind and (after := _KIND_AFTER.match(text, match.end())):  # "..., that's the office though"
+            said = (after.group("kind") or after.group("kind2")).lower()
+            kind, quals = _PHONE_KINDS[said], [*quals, said]
         label = _phone_label(kind or ("mobile" if noun.startswith(("mobile", "cell")) else None), [*quals, noun, *place])
         metadata = {"pii": True, "value": number, "kind": kind or "mobile"}
         if not kind and noun in ("", "number", "line") and not (match.group("owner") and match.group("number")) and not (
@@ -612,6 +620,13 @@ def unclaimed_phones(sentence: str, clauses: list[Clause], ctx: RuleContext, sai
         if (named := _NAME_BEFORE.search(sentence[:match.start()])) and not (
                 ctx.person.known and named.group("name").casefold() in ctx.person.known.casefold()):
             continue  # "the manager there is Ravi Menon, 07700 900 812": his, unless the name is the customer's
+        if after := _KIND_AFTER.match(sentence, match.end()):  # "0161 496 0732 (office)": that kind's number
+            said_kind = (after.group("kind") or after.group("kind2")).lower()
+            kind = _PHONE_KINDS[said_kind]
+            found.append(ctx.candidate(f"{ctx.person.possessive} {_phone_label(kind, [said_kind])} is {number}",
+                                       confidence=0.75, rule="contact.phone_given", subject=phone_subject(kind),
+                                       tags=("pii", "contact"), metadata={"pii": True, "value": number, "kind": kind}))
+            continue
         metadata = {"pii": True, "value": number, "kind": "mobile", "unqualified": True}
         found.append(ctx.candidate(f"{ctx.person.possessive} phone number is {number}", confidence=0.75,
                                    rule="contact.phone_given", subject=phone_subject(None), tags=("pii", "contact"),

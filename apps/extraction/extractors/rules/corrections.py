@@ -22,7 +22,8 @@ from apps.extraction.extractors.rules.dates import (
 
 # Separators are possessive and values bounded: these run on whole sentences of any length, and an overlapping
 # "-" run or "not" run would otherwise backtrack cubically (a value longer than 80 characters is refused anyway).
-_SORRY = (r"(?:(?:oh|ah|sorry|oops|apologies|my\s+(?:bad|mistake)|correction|wait|no|nope|actually|hang\s+on|scratch\s+that"
+_SORRY = (r"(?:(?:oh|ah|sorry|oops|apologies|my\s+(?:bad|mistake)|(?:(?:also|and)\s+)?(?:a\s+)?correction(?:\s+(?:on|to|for|about)"
+          r"\s+(?:the|my|your)\s+[\w-]+(?:\s+address)?)?|wait|no|nope|actually|hang\s+on|scratch\s+that"
           r"|typo|I\s+mean)[\s,.:;!-]++)")
 _VALUE = r"[^,;]{1,80}?"
 _CORRECTION = re.compile(
@@ -102,15 +103,16 @@ _RIGHT_NUMBER = re.compile(rf"^{_SORRY}+(?:it's|it\s+is|that's|that\s+is|it\s+sh
 # "my email is wrong on the booking, it should be a@x.com", "My mobile 07700 ... is out of date, please change it to
 # ...": the detail named wrong, then the right one.
 _WRONG_THEN_RIGHT = re.compile(
-    r"^(?:the|my|our)\s+(?P<noun>email(?:\s+address)?|e-mail|(?:mobile|phone|cell)(?:\s+number)?|number|landline)\b"
-    r"[^,;]{0,80}?\b(?:is|was|'s)\s+(?:wrong|incorrect|(?:my\s+|an\s+|the\s+)?old(?:\s+one)?|out\s+of\s+date|outdated"
-    r"|not\s+right|a\s+typo)\b[^,;]{0,60}?"
-    r"[,;]\s*(?:(?:so|and)\s+)?(?:it\s+should\s+be|it's|it\s+is|the\s+(?:right|correct|new)\s+one\s+is"
+    r"^(?:(?:oh|and|also|btw|ps)[\s,]+)*(?:the|my|our)\s+(?P<noun>email(?:\s+address)?|e-mail|(?:mobile|phone|cell)(?:\s+number)?"
+    r"|number|landline)\b"
+    r"[^,;]{0,80}?\b(?:(?:is|was|'s)\s+(?:wrong|incorrect|(?:my\s+|an\s+|the\s+)?old(?:\s+one)?|out\s+of\s+date|outdated"
+    r"|not\s+right|a\s+typo)|(?:has\s+|'s\s+)?changed)\b[^,;]{0,60}?"  # "my mobile changed too, new one's ..."
+    r"[,;]\s*(?:(?:so|and)\s+)?(?:it\s+should\s+be|it's|it\s+is|(?:the\s+)?(?:right|correct|new)\s+one(?:\s+is|'s)"
     r"|(?:please|pls|can\s+you|could\s+you)?\s*(?:change|update|correct|set)\s+it\s+to|(?:please\s+)?use)\s+(?P<new>\S.*)$",
     re.I)
 
 
-_WRONG_WORD = re.compile(r"\b(?:wrong|incorrect|old|out\s+of\s+date|outdated|not\s+right|typo)\b", re.I)
+_WRONG_WORD = re.compile(r"\b(?:wrong|incorrect|old|out\s+of\s+date|outdated|not\s+right|typo|changed)\b", re.I)
 
 
 def wrong_then_right(text: str) -> str | None:
@@ -226,8 +228,9 @@ def _holds(content: str, value: str) -> bool:
 
 def _replace(content: str, old: str, new: str) -> str:
     """`old` replaced by `new` once; "3 seats" replacing "5" in "5 seats" gives "3 seats", not "3 seats seats", and a
-    whole phone number replacing its last digits ("07700 900 462, not 426") replaces the number that ends in them."""
-    shape = PHONE if PHONE.fullmatch(new.strip()) else _shape(new)
+    whole phone number replacing its last digits ("07700 900 462, not 426") replaces the number that ends in them, and
+    a whole email address the address that starts with the part named ("kw.owusu@posteo.de, not k.owusu")."""
+    shape = PHONE if PHONE.fullmatch(new.strip()) else EMAIL if EMAIL.fullmatch(new.strip()) else _shape(new)
     if shape is not None and not shape.fullmatch(old.strip()):
         for value in shape.finditer(content):
             if _holds(value.group(0), old):

@@ -42,6 +42,8 @@ _ASKS = re.compile(r"\?|\b(?:can|could|may)\s+I\s+(?:take|have|get|grab|ask\s+fo
 _NAME_ANSWER = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|of\s+course|certainly|hi|hello)[\s,.!-]+)*(?:it's\s+|it\s+is\s+"
                           r"|this\s+is\s+|I'm\s+|I\s+am\s+)?(?P<name>(?!(?i:it's|it|this|that|I'm|I|my)\b)"
                           r"[^\W\d_][\w'.-]*(?:\s+[^\W\d_][\w'.-]*){1,5})\s*$")
+_GIVEN_NAME_ANSWER = re.compile(r"^(?:(?:sure|yes|yeah|ok|okay|hi|hello)[\s,.!-]+)*(?:it's\s+|it\s+is\s+|this\s+is\s+|I'm\s+)?"
+                                r"(?P<name>(?!(?:It|This|That|I|My|Yes|No|Sure)\b)[^\W\d_a-z][^\W\d_A-Z]{2,}(?:-[^\W\d_][^\W\d_A-Z]+)?)\s*$")
 # "New place is 5 Station Mews, ...", "the new flat's at ...": the answer may name what the address is of.
 _ADDRESS_ANSWER = re.compile(r"^(?:(?:sure|yes|ok|okay|it's|it\s+is|(?:the\s+|our\s+|my\s+)?new\s+(?:one|address|place|home"
                              r"|house|flat|apartment)(?:\s+is|'s)(?:\s+at)?)[\s,:.!-]+)*"
@@ -132,6 +134,12 @@ def confirmed_statements(answer: str, confirmations: list[tuple[str, str, str]],
     return [f"My {label} is {value}" for slot, label, value in confirmations if f"my {_LABELS[slot]}" not in stated]
 
 
+_PHONE_KIND_AFTER = re.compile(r"\s*\((?P<kind>office|work|home|landline|mobile)\)$", re.I)
+_KIND_IS = re.compile(r"^(?:that's|that\s+is|it's|which\s+is)\s+(?:the\s+|my\s+|our\s+)?(?P<kind>office|work|home|landline)\b",
+                      re.I)
+_ADDRESS_KIND_ASKED = re.compile(r"\b(delivery|shipping|billing|postal|invoice|invoicing)\s+address\b", re.I)
+
+
 def requested_slots(question: str | None) -> list[str]:
     """The slots an agent message asks the customer for ("name", "email", "phone", "address"). A name, which any
     words can fill, only when a sentence that asks names it: "I can issue it in the company's name. Where should it
@@ -141,6 +149,8 @@ def requested_slots(question: str | None) -> list[str]:
     asking = [sentence for sentence in re.split(r"(?<=[.!?])\s+|\n", question) if _ASKS.search(sentence)]
     slots = [slot for slot, pattern in _SLOT_QUESTIONS
              if any(pattern.search(sentence) for sentence in (asking if slot == "name" else [question]))]
+    if "address" in slots and len(kinds := set(_ADDRESS_KIND_ASKED.findall(question))) == 1:
+        slots[slots.index("address")] = f"address:{kinds.pop().lower()}"
     # "Could you give me the serial number?", "I have your EORI as GB 318 4470 2290 00, is that right?"
     for sentence in asking:
         for match in [*_ID_ASKED.finditer(sentence), *_ID_READ_BACK.finditer(sentence)]:
@@ -170,10 +180,16 @@ def slot_statements(answer: str, slots: list[str]) -> list[str]:
                                 if not PHONE_SHAPED.fullmatch(value.group(0))))
     settled = values[-1] if len(values) > 1 and _CORRECTED_IN_ANSWER.search(answer) else None
     statements = []
-    for piece in _answer_pieces(answer, slots):
+    pieces = _answer_pieces(answer, slots)
+    for index, piece in enumerate(pieces):
         for slot in slots:
+            said = piece
+            if slot.startswith("address") and not _FULL_DATE.match(piece):
+                said = ", ".join(pieces[index:])  # "14 Rowan Way, Norwich NR2 3PL": an address goes on past its commas
+            elif slot == "phone" and index + 1 < len(pieces) and (kind := _KIND_IS.match(pieces[index + 1])):
+                said = f"{piece} ({kind.group('kind')})"  # "0161 496 0732, that's the office"
             statement = _as_statement(slot, settled if settled and slot.startswith("identifier:") and
-                                      _ID_VALUE_IN_TEXT.search(piece) else piece)
+                                      _ID_VALUE_IN_TEXT.search(piece) else said)
             if statement:
                 statements.append(statement)
                 slots = [other for other in slots if other != slot]
@@ -219,8 +235,13 @@ def _as_statement(slot: str, piece: str) -> str | None:
         match = _NAME_ANSWER.match(piece)
         if match and not re.search(r"\b(?:I|my|me|we|you|your|the|a|an|is|are|was|have|has)\b", match.group("name"), re.I):
             return f"My name is {match.group('name')}"
-    if slot == "address" and (match := _ADDRESS_ANSWER.match(piece)):
-        return f"My address is {match.group('address')}"
+        # "Danielle, I'm the office manager", "it's Tomasz": a given name alone, capitalised, no common word
+        if (match := _GIVEN_NAME_ANSWER.match(piece)) and match.group("name").lower() not in lexicon.COMMON_WORDS and (
+                match.group("name").lower() not in lexicon.NOT_NAMES):
+            return f"My name is {match.group('name')}"
+    if slot.startswith("address") and (match := _ADDRESS_ANSWER.match(piece)):
+        kind = slot.partition(":")[2]  # "What's the delivery address?": the answer is that one
+        return f"My {kind + ' ' if kind else ''}address is {match.group('address')}"
     if slot == "time" and _WHEN_ANSWER.match(piece):
         return f"Please call me {piece}"
     value = piece[_VALUE_LEAD.match(piece).end():]
@@ -234,8 +255,12 @@ def _as_statement(slot: str, piece: str) -> str | None:
         if _ID_VALUE.fullmatch(value) and not PHONE_SHAPED.fullmatch(value):
             label = label if re.search(r"\b(?:number|no|reference|id|registration|reg|serial)$", label) else f"{label} number"
             return f"My {label} is {value}"
+    if slot == "phone" and (kind := _PHONE_KIND_AFTER.search(value)):  # "0161 496 0732 (office)"
+        value, said_kind = value[:kind.start()], f"{kind.group('kind').lower()} "
+    else:
+        said_kind = ""
     if slot == "phone" and PHONE.fullmatch(value) and 7 <= sum(char.isdigit() for char in value) <= 15:
-        return f"My phone number is {value}"
+        return f"My {said_kind}phone number is {value}"
     if slot == "email" and EMAIL.fullmatch(value):
         return f"My email address is {value}"
     return None
@@ -253,12 +278,18 @@ _SUBJECT_YOU = re.compile(r"^(?:\W*)you\b|(?:\b(?:and|but|so|because|since|that|
                           re.I)
 
 
+_READS_RECORD = re.compile(r"^(?:(?:ok|okay|right|thanks|great)[\s,.!]+)?(?:I\s+can\s+see|I\s+see|I've\s+found|it\s+looks\s+like"
+                           r"|(?:our|the)\s+(?:records?|system)\s+(?:shows?|says?))\s+(?:that\s+|here\s+that\s+)?(?=you(?:'re|\s+are|'ve|\s+have)\b)",
+                           re.I)
+
+
 def agent_statement_as_customer(sentence: str, clauses: list[Clause]) -> str | None:
     """An agent's sentence (split into `clauses`) about the customer in the customer's own words, or None.
 
     Only sentences about "you" that say nothing of the agent itself are read ("Your address is now ...",
     "You're on the Business plan"); "I've added your work number" is an action, read as an episode elsewhere.
     """
+    sentence = _READS_RECORD.sub("", sentence)  # "I can see you're a Silver member": what the record says
     if "?" in sentence or not _SECOND.search(sentence) or _AGENT_SELF.search(sentence):
         return None
     if any(clause.uncertain or clause.question for clause in clauses):
@@ -287,8 +318,10 @@ def speaks_of_itself(text: str) -> bool:
 # "I've noted that you'd like text messages rather than phone calls", "Noted: WhatsApp on +351 ... is your preferred
 # channel", "I've added to your record: interpreter for all appointments", "I've put a note on your account saying
 # ...": what the agent says it keeps on the customer's record, read even where the customer's own words were not.
-_RECORD = (r"(?:(?:to|on|in|onto)\s+(?:your|his|her|their|the)\s+(?:[\w-]+\s+)?(?:record|profile|file|account|notes"
-           r"|details|system|booking))")
+_RECORD = (r"(?:(?:to|on|in|onto|against)\s+(?:(?:your|his|her|their|the)\s+(?:[\w-]+\s+)?(?:record|profile|file|account|notes"
+           r"|details|system|booking)"
+           # "Noted on TSJ-502977: ...": a booking or account reference of capitals and digits
+           r"|(?:(?:your|the)\s+(?:[\w-]+\s+)?)?(?-i:[A-Z][A-Z0-9]*-?\d[A-Z0-9-]{3,})))")
 _NOTE_LEAD = (r"(?:^|(?<=,\s)and\s+|(?<=;\s)|(?<=\sand\s))(?:(?:ok|okay|great|perfect|thanks|thank\s+you|of\s+course|certainly|absolutely|sure|understood"
               r"|no\s+problem|right|lovely|done|all\s+done)[\s,.!-]+)*")
 _NOTED = re.compile(
@@ -296,7 +329,7 @@ _NOTED = re.compile(
     rf"(?:(?:noted|recorded|made\s+a\s+note\s+of)(?:\s+{_RECORD})?(?:\s*:\s*|\s+that\s+|\s+(?!that\b))"
     rf"|(?:added|put|made|left)\s+a\s+(?:[\w-]+\s+)?note(?:\s+{_RECORD})?(?:\s*:\s*|\s+(?:saying|that)\s+)"
     rf"|(?:added|put)(?:\s+(?:that|this|it|both|them|those))?\s+{_RECORD}(?:\s*:\s*|\s+that\s+))"
-    rf"|(?:noted|note\s+added|added\s+{_RECORD})(?:\s*:\s*|\s+that\s+))(?P<what>\S.*)$",
+    rf"|(?:noted(?:\s+{_RECORD})?|note\s+added|added\s+{_RECORD})(?:\s*:\s*|\s+that\s+))(?P<what>\S.*)$",
     re.I,
 )
 _NOTED_IS_CLAUSE = re.compile(r"\bthat\s+$|(?:saying|:)\s*$", re.I)

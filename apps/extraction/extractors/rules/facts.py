@@ -163,9 +163,13 @@ def _plausible_lowercase_name(value: str) -> bool:
                         or word in lexicon.HEALTH_CONDITIONS or word.endswith(_NOT_NAME_ENDINGS) for word in named))
 
 
+# A company's legal form: "Alvarez Frame Studio LLC, EIN ..." opens with a business, not a person.
+_LEGAL_FORM = re.compile(r"\b(?:Ltd|Limited|LLC|LLP|PLC|Plc|Inc|Corp|GmbH|SAS|SARL|BV|AG|Pty|SpA|Srl)\b")
+
+
 def _plausible_name(value: str, *, strict: bool) -> bool:
     words = value.split()
-    if not words or not all(_NAME_WORD.fullmatch(word) for word in words):
+    if not words or not all(_NAME_WORD.fullmatch(word) for word in words) or _LEGAL_FORM.search(value):
         return False
     if words[0].lower() in lexicon.NOT_NAMES or words[0].lower() in ("not", "none", "unknown", "secret", "private"):
         return False
@@ -540,8 +544,12 @@ _PRONOUNS = re.compile(r"^my\s+pronouns\s+are\s+(?P<value>[a-z]+/[a-z]+(?:/[a-z]
 _LIST_STOPS = frozenset("because since but though although when if unless so which especially except".split())
 
 
+_ALSO_TAIL = re.compile(r"\s+(?:myself|too|as\s+well|also)$", re.I)  # "I'm coeliac myself", "I'm vegan too"
+
+
 def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
     person = ctx.person
+    text = _ALSO_TAIL.sub("", text)
 
     def fact(subject, rule, confidence=0.9, tags=("identity",), content=None, **metadata):
         # The clause is rewritten only once a rule has recognised it: most clauses reach here to be turned down.

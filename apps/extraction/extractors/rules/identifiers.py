@@ -223,7 +223,9 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
             parts = raw.split()
             # "09M 554187": a head too short to be the whole identifier takes the digit group after it
             short_head = len(parts) > 1 and len(parts[0]) < 4 and parts[1].isdigit()
-            raw = raw.strip() if kind.spaced or short_head else parts[0] if parts else ""
+            # "claim no. 4410 2983 776": digit groups of three or more go on one number, never cut to its first group
+            grouped = len(parts) > 1 and all(part.isdigit() for part in parts) and all(len(part) >= 3 for part in parts[1:])
+            raw = raw.strip() if kind.spaced or short_head or grouped else parts[0] if parts else ""
             if not _valid_id(raw, kind):
                 break
             found.setdefault((key, raw.lstrip("#")), (raw, qualifier))
@@ -259,8 +261,21 @@ _NAMED_CODE = re.compile(
     r"\s+(?i:is\s+|:\s*)?(?P<value>[A-Z]{2,5}[ -]?\d{3,}(?:[ -][A-Z0-9]{2,6}){0,4})(?![\w-])")
 
 
+# "EIN 87-3310295", "our UTR is 1234567890": a tax or registry number named by its acronym alone.
+_ACRONYM_ID = re.compile(r"(?:^|(?<=[\s,(]))(?:(?i:my|our|the)\s+)?(?P<acronym>[A-Z]{2,5})(?:\s+(?i:is|was)\s+|\s*:\s*|\s+)"
+                         r"(?P<value>(?=[\d -]*\d{5})\d[\d -]{3,18}\d)(?![\w-])")
+
+
 def _other_identifiers(text: str, ctx: RuleContext, confidence: float, *, taken: list[str]) -> list[Candidate]:
     found = []
+    for match in _ACRONYM_ID.finditer(text) if ctx.role == "user" else ():
+        acronym, value = match.group("acronym"), match.group("value")
+        if acronym in _ACRONYMS and not any(value in core or core in value for core in taken) and not (
+                _SOMEONE_ELSES.search(text[max(0, match.start() - 40):match.start()])):
+            found.append(ctx.candidate(f"{ctx.person.possessive} {acronym} is {value}", confidence=confidence - 0.1,
+                                       rule="identifier.other", subject=identifier_subject(acronym.lower(), value, single=True),
+                                       tags=("identifier",), metadata={"kind": acronym.lower(), "identifier": value,
+                                                                       "label": acronym}))
     for match in [*_OTHER_ID.finditer(text), *(_NAMED_CODE.finditer(text) if ctx.role == "user" else ())]:
         if match.re is _NAMED_CODE:
             found += _named_code(match, ctx, confidence, taken=[*taken, *(c.metadata["identifier"] for c in found)])
@@ -438,13 +453,13 @@ def unclaimed_identifiers(sentence: str, ctx: RuleContext, said: list, *, asked:
 def _unclaimed(value: str, before: str, sentence_before: str, ctx: RuleContext, asked: str) -> Candidate:
     person = ctx.person
     labelled = None if _PLACE_BEFORE.search(before) else _LABEL_BEFORE.search(before)
-    words = labelled.group("label").lower().split() if labelled else []
+    words = [word for word in labelled.group("label").lower().split() if word not in ("my", "our", "the")] if labelled else []
     if words and words[-1] in _QUALIFIER_NOUNS:
         words = []  # "our VAT number, FR 61 ...": the label is further back
     if words and not _NOT_LABEL_WORDS.intersection(words):
         label, qualifier = " ".join(words), _qualifier_noun(labelled.group("qual") or "")
     elif own := _OWN_LABELLED.search(sentence_before):
-        label, _, qualifier = own.group("label").lower().rpartition(" ")
+        label, _, qualifier = re.sub(r"^(?:my|our|the)\s+", "", own.group("label").lower()).rpartition(" ")
         label, qualifier = (label, _qualifier_noun(qualifier)) if label else (qualifier, None)
     else:
         label, qualifier = "", None

@@ -537,6 +537,10 @@ def _removed_elsewhere(removal: re.Match) -> bool:
     return bool(_AS_NOT_CONTACT.match(tail))
 
 
+_ANOTHER_ACTION = re.compile(r"^(?:(?:I've|I\s+have|I|we've|we\s+have|we)\s+)?(?:also\s+)?(?:switched|moved|changed|updated|set"
+                             r"|added|put|noted|transferred|replaced|swapped|used|saved|recorded)\b", re.I)
+
+
 def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
     """Retractions of the people and contact details the agent says it removed (only those: "the late fee has been
     removed" names nothing a memory holds)."""
@@ -546,8 +550,9 @@ def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
     found = []
     # "Tom Reyes is now your contact and Priyanka Shah has been removed": each thing named, never what else is said
     for part in re.split(r"\s+(?:and|&)\s+", (match.group("what") or match.group("what2")).strip()):
-        if _STATES.search(part):
-            continue  # "your login is now x@new.com and the old details have been removed": x@new.com stays
+        if _STATES.search(part) or _ANOTHER_ACTION.match(part):
+            continue  # "your login is now x@new.com and the old details have been removed", "I've deleted the old
+            # address and switched you to x@new.com": x@new.com stays
         values = [value.group(0) for value in EMAIL.finditer(part)] + [
             value.group(0).strip() for value in PHONE.finditer(part) if sum(c.isdigit() for c in value.group(0)) >= 7]
         if not values and (detail := _YOUR_DETAIL.match(part)) and (subject := _detail_subject(detail.group("noun"))):

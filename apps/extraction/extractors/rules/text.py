@@ -15,9 +15,12 @@ _SHORTHAND = {
     "i": "I", "im": "I'm", "Im": "I'm", "ive": "I've", "dont": "don't", "doesnt": "doesn't", "didnt": "didn't",
     "cant": "can't", "isnt": "isn't", "wasnt": "wasn't", "havent": "haven't", "hasnt": "hasn't", "arent": "aren't",
     "i'm": "I'm", "i've": "I've", "i'll": "I'll", "i'd": "I'd",
+    # texting shorthand: "can u text me", "ur records", "pls call"
+    "u": "you", "ur": "your", "pls": "please", "plz": "please", "wont": "won't", "couldnt": "couldn't",
+    "wouldnt": "wouldn't", "shouldnt": "shouldn't", "youre": "you're", "thats": "that's", "whats": "what's",
 }
 _SHORTHAND_WORD = re.compile(r"(?<![\w'@.])(?:i|im|Im|ive|dont|doesnt|didnt|cant|isnt|wasnt|havent|hasnt|arent"
-                             r"|i'm|i've|i'll|i'd)(?![\w'@])")
+                             r"|i'm|i've|i'll|i'd|u|ur|pls|plz|wont|couldnt|wouldnt|shouldnt|youre|thats|whats)(?![\w'@-])")
 # Every horizontal space, Unicode ones included, becomes one plain space: runs of unusual spaces would otherwise
 # make the rules' \s*/\s+ pairs backtrack.
 _SPACES = re.compile(r"[^\S\n]+")
