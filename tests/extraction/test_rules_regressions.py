@@ -4,6 +4,8 @@ Each sentence is an example of a pattern (issue 10); tests/extraction/test_rules
 phrasings at the extractor level.
 """
 
+from datetime import UTC, datetime
+
 import pytest
 
 from apps.extraction.extractors.base import ConversationMessage
@@ -762,3 +764,29 @@ def test_a_tool_moved_everything_over_to_supersedes_the_old_one():
                                              ("Your Platinum status is active and applies to this stay.", "Platinum")])
 def test_the_membership_level_the_agent_reads_from_the_record(said, level):
     assert [c.metadata["value"] for c in extract_one(said, role="assistant") if c.subject == "membership"] == [level]
+
+
+@pytest.mark.parametrize(("said", "content"), [
+    ("The wheels have arrived, and your fitting slot is Saturday 4 April, 9am to 12pm.",
+     "Booked for the user: fitting slot on Saturday 4 April (2026-04-04), 9am to 12pm"),
+    ("The parts arrived yesterday and the rebuild is scheduled for Thursday 14 May.",
+     "Booked for the user: rebuild for Thursday 14 May (2026-05-14)"),
+    ("Thursday 24 September is booked, 8am to 12pm, and we'll call first.",
+     "Booked for the user: Thursday 24 September (2026-09-24), 8am to 12pm"),
+    ("The contract has been sent, and a 20% deposit is due by 30 April.",
+     "The user's 20% deposit is due by 30 April (2026-04-30)"),
+    ("I've set a reminder to contact you on April 1.", "The assistant set a reminder to contact the user on April 1 (2026-04-01)"),
+])
+def test_what_the_agent_arranged_for_a_date_to_come_is_kept(said, content):
+    candidates = RulesExtractor().extract(messages=[ConversationMessage(
+        seq=1, role="assistant", text=said, created_at=datetime(2026, 3, 14, 9, 30, tzinfo=UTC))], existing=[])
+
+    assert content in [c.content for c in candidates]
+
+
+def test_a_date_with_its_year_is_also_given_in_iso_form():
+    candidates = RulesExtractor().extract(messages=[ConversationMessage(
+        seq=1, role="assistant", text="Good news: the registration has been approved, effective 1 June 2026.",
+        created_at=datetime(2026, 3, 14, 9, 30, tzinfo=UTC))], existing=[])
+
+    assert any("1 June 2026 (2026-06-01)" in c.content for c in candidates), [c.content for c in candidates]

@@ -624,7 +624,8 @@ def test_procedure_talk_offers_and_conditionals_are_not_agent_actions(text):
     ("I'm flying to Lisbon next Friday", "The user is flying to Lisbon next Friday (2026-03-20)"),
     ("I'll be away from 1 to 15 August", "The user will be away from 1 to 15 August (2026-08-01 to 2026-08-15)"),
     ("I'm moving house next month", "The user is moving house next month (2026-04)"),
-    ("My lease ends on 30 June 2027", "The user's lease ends on 30 June 2027"),
+    ("My lease ends on 30 June 2027", "The user's lease ends on 30 June 2027 (2027-06-30)"),
+    ("My lease ends on 2027-06-30", "The user's lease ends on 2027-06-30"),
 ])
 def test_a_kept_date_phrase_is_followed_by_the_date_it_resolves_to(text, content):
     [candidate] = extract(text)

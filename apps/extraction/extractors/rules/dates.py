@@ -306,7 +306,7 @@ def _relative_unit(which: str, unit: str, reference: date) -> tuple[date, None, 
 
 
 # --- The resolved date in a memory's content -------------------------------------------------------------
-_YEAR_IN_PHRASE = re.compile(r"\b(?:19|20)\d{2}\b")
+_ISO_PHRASE = re.compile(r"(?:19|20)\d{2}-\d{2}(?:-\d{2})?")
 
 
 def resolved_date_note(metadata: dict) -> str | None:
@@ -331,14 +331,15 @@ def with_resolved_date(content: str, metadata: dict) -> str:
     """`content` with the date its phrase resolves to right after the phrase: "... lease ends on 30 June
     (2026-06-30)", "... next Friday (2026-03-20)".
 
-    Unchanged when nothing was resolved, when the phrase already carries its year ("3 March 2026", "2026-03-03"),
-    when the phrase is not in the content, or when the date is already there (so calling it twice is harmless).
+    Unchanged when nothing was resolved, when the phrase is the ISO date itself ("2026-03-03"), when the phrase is not
+    in the content, or when the date is already there (so calling it twice is harmless). A phrase with its year ("3
+    March 2026", "03/05/2026") gets the note too: every date is then searchable in one form.
     `metadata` is a candidate's metadata holding DateMention.metadata(). Every rule that keeps a date phrase in
     its content goes through here (the rules extractor applies it to all its candidates).
     """
     phrase = metadata.get("date_text")
     note = resolved_date_note(metadata)
-    if not phrase or not note or _YEAR_IN_PHRASE.search(phrase):
+    if not phrase or not note or _ISO_PHRASE.fullmatch(phrase.strip()):
         return content
     index = content.find(phrase)
     if index < 0:

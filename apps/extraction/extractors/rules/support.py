@@ -86,7 +86,8 @@ _DONE = ("opened|created|filed|raised|logged|submitted|escalated|issued|processe
          "|updated|changed|reactivated|unlocked|upgraded|downgraded|waived|reversed|removed|added|approved|replaced"
          "|resolved|closed|confirmed|requested|generated|emailed|mailed|posted|reissued|restored|extended"
          "|authori[sz]ed|activated|deactivated|paid|completed|set\\s+up|sent\\s+out|moved|transferred|renewed"
-         "|started|placed|blocked|prepared|enrolled|registered|assigned|turned\\s+(?:off|on)|switched\\s+(?:off|on)")
+         "|started|placed|blocked|prepared|enrolled|registered|assigned|turned\\s+(?:off|on)|switched\\s+(?:off|on)"
+         "|set(?=\\s+(?:a|an|up\\s+a|your)\\s+(?:[\\w-]+\\s+)?(?:reminder|alert|follow-?up|callback|call-?back)\\b)")
 # Sending the customer something to act on now (a label, a link, a code) is part of this conversation, not a fact
 # for later; a replacement, a refund or a new card sent is (it has an amount or is not paperwork).
 _PASSING_PAPERWORK = re.compile(
@@ -100,7 +101,7 @@ _PASSING_PAPERWORK = re.compile(
 # Opening a ticket or an RMA says no more than the identifier memory does; escalating or logging a complaint does.
 _FILING = frozenset("opened created generated".split())
 # Verbs that put the customer in a calendar: with a date they matter on their own ("I've booked you in for Tuesday").
-_SCHEDULING = frozenset("arranged scheduled rescheduled booked moved confirmed".split())
+_SCHEDULING = frozenset("arranged scheduled rescheduled booked moved confirmed set".split())
 # "As a goodwill gesture I've refunded €23.40", "To make up for it, we've credited ...": why, before who did it.
 _WHY_FIRST = (r"(?:(?:as\s+an?\s+(?:goodwill\s+gesture|gesture\s+of\s+goodwill|apology|one-off|courtesy)"
               r"|to\s+(?:apologi[sz]e|make\s+up\s+for\s+(?:it|that|this|the\s+\w+))|for\s+the\s+(?:trouble|inconvenience)"
@@ -142,7 +143,8 @@ _SUPPORT_NOUNS = re.compile(
     r"|payment|invoice|shipment|package|parcel|exchange|return|label|technician|engineer|appointment|visit|callback"
     r"|fee|booking|reservation|claim|request|plan|device|item|card|address|warranty|RMA|repair|installation"
     r"|collection|delivery|contract|policy|membership|lease|agreement|complaint|reference|report|fault|query|enquiry"
-    r"|inquiry|sim|router|modem|handset|equipment|bill|statement|letter|cheque|escalat\w*)\b",
+    r"|inquiry|sim|router|modem|handset|equipment|bill|statement|letter|cheque|escalat\w*|registration|application"
+    r"|enrol(?:l)?ment|reminder|deposit)\b",
     re.I,
 )
 _NOT_DONE = re.compile(r"n't\b|\b(?:not|never|no\s+longer|unable|cannot|yet\s+to|will|would|should|may|might"
@@ -209,7 +211,7 @@ _BOOKED_LABEL = re.compile(r"^(?:(?:re)?booked|scheduled|rescheduled|confirmed)\
                            r"(?:(?:re)?booked|scheduled|rescheduled|confirmed)\s+(?P<when>(?:for|on)\b.+)$", re.I)
 _EVENT_VERBS = (r"renews|expires|ends|starts|begins|departs|leaves|arrives|lands|is\s+due|falls\s+due|runs\s+out"
                 r"|finishes|takes\s+off|comes\s+up\s+for\s+renewal")
-_THEIR_EVENT = re.compile(rf"^(?:(?:actually|so|and|but)\s+)?(?P<owner>the|your)\s+(?P<thing>[\w-]+(?:\s+[\w-]+){{0,2}}?)\s+"
+_THEIR_EVENT = re.compile(rf"^(?:(?:actually|so|and|but)\s+)?(?P<owner>the|your|an?)\s+(?P<thing>[\w%-]+(?:\s+[\w-]+){{0,2}}?)\s+"
                           rf"(?:actually\s+|now\s+|only\s+)?(?P<verb>{_EVENT_VERBS})\b(?P<rest>.+)$", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b", re.I)
 _BOOKABLE = (r"booking|reservation|appointment|visit|stay|slot|delivery|collection|pickup|pick-up|installation|session"
@@ -217,11 +219,15 @@ _BOOKABLE = (r"booking|reservation|appointment|visit|stay|slot|delivery|collecti
 _NOW_ON = re.compile(rf"^(?:(?:your|the)\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?(?:{_BOOKABLE}))|(?P<ref>(?-i:[A-Z]{{1,5}})-?\d[\w-]{{2,}}))"
                      r"\s+(?:is|are|has\s+been)\s+now\s+(?:(?:moved|changed|rescheduled)\s+)?(?:to\s+|on\s+|for\s+)?(?P<when>.+)$",
                      re.I)
-_DATE_BOOKED = re.compile(r"^(?P<when>.+?)\s+(?:is|has\s+been)\s+(?:now\s+)?(?:booked|reserved|confirmed)\s+for\s+"
-                          r"(?P<what>(?:the|your)\s+.+)$", re.I)
+_DATE_BOOKED = re.compile(r"^(?P<when>.+?)\s+(?:is|has\s+been)\s+(?:now\s+)?(?:booked|reserved|confirmed)(?:\s+for\s+"
+                          r"(?P<what>(?:the|your)\s+.+)|(?P<tail>\s*,\s*[^,]+)?)$", re.I)
+# "your delivery slot is Saturday 7 March, 9am to 12pm": a bookable thing of theirs, said to be on a date to come
+_SLOT_IS = re.compile(rf"^your\s+(?P<thing>(?:[\w-]+\s+){{0,2}}?(?:{_BOOKABLE}))\s+(?:is|will\s+be)\s+(?:on\s+|for\s+)?"
+                      r"(?P<when>.+)$", re.I)
 _ACCOUNT_THINGS = frozenset("policy contract subscription plan membership lease tenancy booking reservation flight "
                             "cruise trip tour cover warranty trial term loan mortgage card insurance renewal "
-                            "appointment visit installation delivery".split())
+                            "appointment visit installation delivery deposit balance payment instalment installment "
+                            "invoice bill premium".split())
 _NOT_BOOKINGS = frozenset("it this that which what who there here one".split())
 
 
@@ -348,11 +354,22 @@ def _to_come(text: str, reference: date | None) -> bool:
     return any((mention.end_day or mention.day or reference) > reference for mention in mentions)
 
 
+# "The frame arrived yesterday and the build is scheduled for Thursday 14 May": each part of a clause on its own.
+_AND_THEN = re.compile(r"(?:,\s*|\s+)and\s+(?=(?:the|your|an?)\s)|;\s*", re.I)
+
+
 def booking(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     """A booking the agent confirms, or an event of the customer's it reports, when it has a date to come."""
-    text, person = clause.text, ctx.person
-    if clause.question or clause.uncertain or not _to_come(text, ctx.reference):
+    if clause.question or clause.uncertain or not _to_come(clause.text, ctx.reference):
         return []
+    if found := _booking(clause.text, ctx):
+        return found
+    parts = _AND_THEN.split(clause.text)
+    return next((found for part in parts[1:] if _to_come(part, ctx.reference) and (found := _booking(part, ctx))), [])
+
+
+def _booking(text: str, ctx: RuleContext) -> list[Candidate]:
+    person = ctx.person
     if match := _YOU_ARE_BOOKED.match(text):
         rest = rewrite_second_person(match.group("rest"), person)
         # Booked with someone is an appointment ("with Dr Hughes"); booked on or into something, a booking.
@@ -376,12 +393,19 @@ def booking(clause: Clause, ctx: RuleContext) -> list[Candidate]:
         return [_outcome(ctx, rewrite_second_person(content, person), text, "support.outcome.moved", 0.8)]
     if (match := _DATE_BOOKED.match(text)) and (found := find_dates(match.group("when"), ctx.reference)) and (
             found[0].start == 0):
-        # "Saturday 30 May at 9am at Kingsway is booked for the alignment"
-        what = rewrite_second_person(match.group("what"), person)
-        return [_outcome(ctx, f"Booked for {person.label}: {what} on {match.group('when')}", text,
+        # "Saturday 30 May at 9am at Kingsway is booked for the alignment", "Thursday 24 September is booked, 8am to
+        # 12pm"
+        if match.group("what"):
+            what = f"{rewrite_second_person(match.group('what'), person)} on {match.group('when')}"
+        else:
+            what = f"{match.group('when')}{(match.group('tail') or '').rstrip(' .')}"
+        return [_outcome(ctx, f"Booked for {person.label}: {what}", text, "support.outcome.booked", 0.8)]
+    if (match := _SLOT_IS.match(text)) and (found := find_dates(match.group("when"), ctx.reference)) and (
+            found[0].start == 0):
+        return [_outcome(ctx, f"Booked for {person.label}: {match.group('thing')} on {match.group('when')}", text,
                          "support.outcome.booked", 0.8)]
     thing = (match := _THEIR_EVENT.match(text)) and match.group("thing")
-    if thing and match.group("owner").lower() == "the" and thing.split()[-1].lower() not in _ACCOUNT_THINGS:
+    if thing and match.group("owner").lower() != "your" and thing.split()[-1].lower() not in _ACCOUNT_THINGS:
         thing = None  # "the summer sale ends on ...": only "your" thing, or the account's ("the policy renews")
     # A product's own name ("your Fixed Saver ends ...") is the plan rules' to keep current; a common noun is not.
     if thing and thing.lower() not in _NOT_BOOKINGS and thing.islower():
@@ -590,8 +614,11 @@ def removed_by_agent(text: str, ctx: RuleContext) -> list[Candidate]:
     return found
 
 
+_NEWS_LEAD = re.compile(r"^(?:(?:good|great|some|the)\s+)?news(?:\s+too|\s+as\s+well)?\s*[:,!.-]\s*|^too\s*[:,]\s*", re.I)
+
+
 def _support_update(text: str, person) -> str:
-    rewritten = rewrite_second_person(text, person)
+    rewritten = rewrite_second_person(_NEWS_LEAD.sub("", text), person)
     if person.label.casefold() not in rewritten.casefold():
         rewritten = f"Support update for {person.label}: {rewritten}"
     return rewritten
