@@ -790,3 +790,14 @@ def test_a_date_with_its_year_is_also_given_in_iso_form():
         created_at=datetime(2026, 3, 14, 9, 30, tzinfo=UTC))], existing=[])
 
     assert any("1 June 2026 (2026-06-01)" in c.content for c in candidates), [c.content for c in candidates]
+
+
+@pytest.mark.parametrize(("text", "gone"), [
+    ("My brother thinks I should switch to Lumen Energy, but I'm staying with you.", "Lumen"),
+    ("The portal says I'm on the Family plan but I'm on Solo.", "Family"),
+    ("Before I moved here I was with Northgas for 10 years.", "Northgas"),
+    ("Our old office on Tanner Street closed last year; we're fully remote now.", "Tanner Street"),
+    ("We were with Halden Bank until March, then moved to Corvo.", "Halden"),
+])
+def test_a_suggestion_a_disputed_record_or_a_past_state_is_no_statement(text, gone):
+    assert not [c.content for c in extract_one(text) if gone in c.content]

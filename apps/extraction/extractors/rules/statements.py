@@ -62,7 +62,16 @@ _NOT_ANY_MORE = re.compile(r"\b(?:used\s+to|previously|formerly|in\s+the\s+past|
                            r"|(?:my|our|the)\s+(?:old|previous|former)\s+(?:[\w-]+\s+){0,2}?(?:was|were)"
                            # "I lived in Leeds until 2019": a state that has ended
                            r"|(?:lived|worked|was|were|stayed|rented|owned|studied|banked|had)\s+(?:[\w'-]+\s+){0,6}?(?:up\s+)?"
-                           r"(?:until|till)\s+(?:(?:19|20)\d\d|last|recently|a\s+(?:few|couple)|then|(?:early|late|mid)\b))\b",
+                           r"(?:until|till)\s+(?:(?:19|20)\d\d|last|recently|a\s+(?:few|couple)|then|(?:early|late|mid)\b"
+                           r"|(?:jan|febr)uary|march|april|may|june|july|august|september|october|november|december)"
+                           # "our old office on Baker Street closed last year", "before I moved here I was with ..."
+                           r"|^(?:my|our|the)\s+(?:old|previous|former)\s+|^before\s+(?:I|we)\s+(?:moved|switched|changed|joined"
+                           r"|came|started)"
+                           # "my sister thinks I should switch to Octopus": someone else's suggestion, not what is
+                           r"|\b(?:thinks?|thought|says?|said|suggested|reckons?)\s+(?:that\s+)?(?:I|we)\s+(?:should|could|ought\s+to)"
+                           # "the app says I'm on the Family plan": what a record claims, when it is brought up to dispute
+                           r"|^(?:the|your|my)\s+(?:app|system|website|site|portal|invoice|bill|letter|e-?mail|statement|records?"
+                           r"|profile|confirmation|form|receipt)\s+(?:says|said|shows|showed|lists|listed|has|had)\b)\b",
                            re.I)
 # What the structured rules own: the user's name and contact details, and anything holding an e-mail address, a
 # link or a long number (a card or account number the identifier rules declined is not to be kept either way).
