@@ -32,6 +32,7 @@ seed: migrate
 # collectstatic: with DEBUG=false the admin's and the console's pages are served from STATIC_ROOT.
 run: seed
 	$(BIN)/python manage.py collectstatic --noinput -v0
+	$(BIN)/python manage.py prepare_models
 	$(BIN)/python manage.py serve
 
 # What the tests run besides Python: Debian's Chromium for the browser tests (Playwright's own browser download

@@ -283,3 +283,15 @@ def test_the_runtime_setting_is_checked_at_start(value, accepted):
     assert (result.returncode == 0) is accepted, result.stderr
     if not accepted:
         assert "EMBEDDING_LOCAL_RUNTIME must be auto, onnx or torch" in result.stderr
+
+
+def test_prepare_models_makes_the_export_before_a_new_install_serves(tmp_path):
+    """`make run` runs it before serving: the first extraction or search of a new install then finds the export."""
+    env = {**os.environ, "MEMORYHUB_DATA_DIR": str(tmp_path), "EMBEDDING_LOCAL_RUNTIME": "auto"}
+
+    done = subprocess.run([sys.executable, "manage.py", "prepare_models"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+    assert done.returncode == 0, done.stderr
+    assert "ready on onnx" in done.stdout
+    assert {path.name for path in (tmp_path / "models" / "all-MiniLM-L6-v2").iterdir()} == EXPORTED_FILES
