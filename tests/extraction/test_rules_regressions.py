@@ -801,3 +801,20 @@ def test_a_date_with_its_year_is_also_given_in_iso_form():
 ])
 def test_a_suggestion_a_disputed_record_or_a_past_state_is_no_statement(text, gone):
     assert not [c.content for c in extract_one(text) if gone in c.content]
+
+
+def test_the_users_email_before_someone_elses_in_one_sentence_is_kept():
+    candidates = extract_one("Email me at sam@work.example, or my wife at lee@home.example.")
+
+    assert [c.metadata["value"] for c in candidates if c.subject == "email"] == ["sam@work.example"]
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [
+    ("I left Halden Bank in May and now work for Corvo.", "employer", "Corvo"),
+    ("I'm in Cardiff now, moved last month.", "location", "Cardiff"),
+    ("I've got a new loyalty card, LX-2222.", "identifier:loyalty", "LX-2222"),
+])
+def test_a_new_value_said_in_passing_is_keyed_as_the_old_one_was(text, subject, value):
+    candidates = extract_one(text)
+
+    assert [(c.metadata.get("value") or c.metadata.get("identifier")) for c in candidates if c.subject == subject] == [value]

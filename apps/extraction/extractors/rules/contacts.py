@@ -119,6 +119,7 @@ _CHANGED = re.compile(r"\b(?:new|now|changed|change|updated?|instead|no\s+longer
 _OWN_WORD_LABELS = {"office": "office phone number", "landline": "landline number", "direct": "direct line"}
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CALL_ME = re.compile(rf"\b{_REACH_ME}\b", re.I)
+_EMAIL_ME = re.compile(r"\be-?mail\s+(?:me|us)\b|\bwrite\s+to\s+(?:me|us)\b", re.I)
 _LISTED_PHONE = re.compile(
     r"(?:^|,|\b(?:or|and|me)\b)[\s,]*(?:(?:or|and)\s+)?(?:(?:my|the|(?:on|at)\s+(?:my|the)|at)\s+)?"
     r"(?P<kind>home|office|work|landline|mobile|cell|desk|direct|business|house)"
@@ -150,10 +151,11 @@ def email_kind(word: str) -> str | None:
 def contacts(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     """The user's own email addresses and phone numbers stated in `clause`."""
     text = clause.text
-    if (relation := MY_RELATION.search(text)) and not _THIRD_PARTY.search(text) and _CALL_ME.search(
-            before := text[:relation.start()]) and not uncertain_in_itself(before) and not clause.question:
-        # "Contact me on 07824 557 190, or my husband Alasdair on ... if I'm not answering": the user's own, up to
-        # where the other person begins
+    if (relation := MY_RELATION.search(text)) and not _THIRD_PARTY.search(text) and (
+            _CALL_ME.search(before := text[:relation.start()]) or _EMAIL_ME.search(before)) and not uncertain_in_itself(
+            before) and not clause.question:
+        # "Contact me on 07824 557 190, or my husband Alasdair on ... if I'm not answering", "email me at a@x.com, or
+        # my wife at ...": the user's own, up to where the other person begins
         return own_phones(before, ctx) + _emails(before, ctx)
     if clause.uncertain:
         # "if the courier needs to call, my cell is ...": the condition says when to use a detail, not whether it

@@ -698,7 +698,7 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
     found: list[Candidate | PendingStatement] = [
         candidate for part in re.split(r"[,;]\s*|\s+(?:so|and)\s+(?=no\b)", sentence.text) for candidate in nothing_wanted(ctx, part)]
     found += renewed_identifiers(sentence.text, ctx)
-    for clause in sentence.clauses:
+    for clause in [part for said in sentence.clauses for part in _and_now(said)]:
         clause_ctx = dataclasses.replace(ctx, hedged=clause.hedged)
         if (remembered := clause_remember(clause.text, clause_ctx, _user_clause)) is not None:
             found += remembered
@@ -714,6 +714,19 @@ def _user_sentence(sentence: _Sentence, ctx: RuleContext, *, after_admitted_erro
             found += _beside_values(clause, clause_ctx, stated)
         found += stated
     return found
+
+
+# "I left Halden Bank in May and now work for Corvo": what is now, said after "and now", is a clause of its own.
+_AND_NOW = re.compile(r"^(?P<first>(?:I|we)\b.+?),?\s+and\s+(?:I\s+|we\s+)?now\s+(?P<verb>work|live|use|run|own|have|teach|study"
+                      r"|rent|bank|shop|drive)\b(?P<rest>.+)$", re.I)
+
+
+def _and_now(clause: Clause) -> list[Clause]:
+    if not (match := _AND_NOW.match(clause.text)):
+        return [clause]
+    subject = match.group("first").split()[0]
+    now = f"{subject} now {match.group('verb')}{match.group('rest')}"
+    return [dataclasses.replace(clause, text=match.group("first")), dataclasses.replace(clause, text=now)]
 
 
 _CONTACT_SUBJECTS = ("phone", "email", "address")

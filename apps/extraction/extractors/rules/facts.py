@@ -406,7 +406,7 @@ _LIVE = re.compile(rf"^(?P<subj>I|we)(?:'ve\s+been|\s+have\s+been|'re|\s+are|'m|
 _BASED = re.compile(rf"^I{_AM}{ADV}\s+(?P<verb>based|located)\s+(?:in|out\s+of)\s+(?P<place>.+)$", re.I)
 # "I'm in York now", "we're now in Utrecht": where they are now, said of a place by name, with nothing after it
 _IN_NOW = re.compile(r"^(?P<subj>I|[Ww]e)(?i:'m|\s+am|'re|\s+are)\s+(?i:(?P<now>now)\s+)?(?i:in)\s+(?P<place>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})"
-                     r"(?(now)|\s+(?i:now))$")
+                     r"(?(now)|\s+(?i:now))(?:\s*,\s*(?i:(?:I|we)\s+)?(?i:moved|relocated)\b.*)?$")  # "..., moved last month"
 _VISITING = re.compile(r"\b(?:back|until|till|visit(?:ing)?|trip|holiday|vacation|travel(?:l?ing)?|conference|stay(?:ing)?"
                        r"|week(?:end)?|days?|for\s+(?:a|the|work|business))\b", re.I)
 _FROM = re.compile(rf"^I(?:{_AM}|{ADV}\s+come){ADV}\s+from\s+(?P<place>.+)$", re.I)

@@ -453,7 +453,11 @@ def unclaimed_identifiers(sentence: str, ctx: RuleContext, said: list, *, asked:
 def _unclaimed(value: str, before: str, sentence_before: str, ctx: RuleContext, asked: str) -> Candidate:
     person = ctx.person
     labelled = None if _PLACE_BEFORE.search(before) else _LABEL_BEFORE.search(before)
-    words = [word for word in labelled.group("label").lower().split() if word not in ("my", "our", "the")] if labelled else []
+    # "my new loyalty card, LX-2222": the kind under its qualifiers and the card that carries it
+    words = [word for word in labelled.group("label").lower().split()
+             if word not in ("my", "our", "the", "new", "replacement", "current")] if labelled else []
+    if len(words) > 1 and words[-1] == "card" and identifier_kind(" ".join(words[:-1])):
+        words = words[:-1]
     if words and words[-1] in _QUALIFIER_NOUNS:
         words = []  # "our VAT number, FR 61 ...": the label is further back
     if words and not _NOT_LABEL_WORDS.intersection(words):
