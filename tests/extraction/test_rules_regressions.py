@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from apps.extraction.extractors.base import ConversationMessage
+from apps.extraction.extractors.base import ConversationMessage, ExistingMemory
 from apps.extraction.extractors.rules import RulesExtractor
 from apps.memories.models import Memory
 
@@ -818,3 +818,15 @@ def test_a_new_value_said_in_passing_is_keyed_as_the_old_one_was(text, subject, 
     candidates = extract_one(text)
 
     assert [(c.metadata.get("value") or c.metadata.get("identifier")) for c in candidates if c.subject == subject] == [value]
+
+
+def test_a_plan_named_alone_replaces_the_plan_on_file():
+    on_file = [ExistingMemory(id="m1", content="The user is on the Starter plan", memory_type="fact", subject="plan")]
+    candidates = RulesExtractor().extract(messages=[ConversationMessage(seq=1, role="user", text="We're on Growth now.")],
+                                          existing=on_file)
+
+    assert [(c.subject, c.metadata.get("value")) for c in candidates] == [("plan", "Growth")]
+
+
+def test_without_a_plan_on_file_being_on_something_is_no_plan():
+    assert not [c for c in extract_one("We're on Windows now.") if c.subject == "plan"]

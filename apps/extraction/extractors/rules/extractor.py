@@ -223,6 +223,7 @@ class RulesExtractor:
         candidates = _without_mentions_of_own_emails(_merge_duplicates(apply_corrections(candidates, existing)))
         candidates = _replaced_not_retracted(pin_replacements(_origin_beside_home(candidates), existing))
         candidates = _another_number_is_not_a_change(_shortened_names(candidates, existing), existing)
+        _plan_named_alone(candidates, existing)
         _pin_role_changes(candidates, existing)
         _key_bookings(candidates, existing)
         return _honour_forgets(_pin_retractions(candidates, existing), existing)
@@ -1087,6 +1088,22 @@ def pin_replacements(candidates: list[Candidate], existing: list[ExistingMemory]
         if subject:
             candidate.subject = subject
     return candidates
+
+
+_ON_NAMED = re.compile(r"^The user is (?:now )?on (?:the )?(?P<plan>[A-Z][\w+&.'-]*(?: [A-Z0-9][\w+&.'-]*){0,2})(?: now)?$")
+
+
+def _plan_named_alone(candidates: list[Candidate], existing: list[ExistingMemory]) -> None:
+    """"We're on Growth now" names no plan, but with a plan on file (or said before in the batch) it is the plan:
+    it takes the plan's subject, so it replaces the old one."""
+    plans = {memory.subject for memory in existing if memory.subject == "plan"}
+    for candidate in candidates:
+        if candidate.action == "add" and candidate.subject == "plan":
+            plans.add("plan")
+        elif plans and candidate.action == "add" and candidate.metadata.get("rule") == "statement" and (
+                match := _ON_NAMED.match(candidate.content)):
+            candidate.subject = "plan"
+            candidate.metadata |= {"rule": "business.plan", "value": match.group("plan")}
 
 
 def _shortened_names(candidates: list[Candidate], existing: list[ExistingMemory]) -> list[Candidate]:
