@@ -830,3 +830,14 @@ def test_a_plan_named_alone_replaces_the_plan_on_file():
 
 def test_without_a_plan_on_file_being_on_something_is_no_plan():
     assert not [c for c in extract_one("We're on Windows now.") if c.subject == "plan"]
+
+
+@pytest.mark.parametrize(("text", "subject", "value"), [
+    ("Email only, please.", "preference:contact_channel", None),
+    ("Spanish is easier.", "preference:language", "Spanish"),
+    ("Please don't send paper statements any more, I want them online.", "preference:send paper statements", None),
+])
+def test_short_preferences_and_their_keys(text, subject, value):
+    candidates = [c for c in extract_one(text) if c.subject == subject]
+
+    assert candidates and (value is None or candidates[0].metadata["value"] == value)

@@ -477,7 +477,14 @@ def _channel_candidate(ctx: RuleContext, channel: str, avoid: str | None, *, neg
                          subject=CONTACT_CHANNEL, tags=("preference", "contact"), metadata=metadata)
 
 
+# "email only please", "WhatsApp only": the one channel to use.
+_CHANNEL_ONLY = re.compile(rf"^(?:(?:and|so|but|then)\s+)?(?:by\s+|via\s+)?(?P<channel>{_CHANNEL})\s+only"
+                           r"(?:[\s,]+(?:please|pls|thanks|from\s+now\s+on|going\s+forward|in\s+future))*[\s.!]*$", re.I)
+
+
 def _contact_channel(text: str, ctx: RuleContext) -> list[Candidate]:
+    if (match := _CHANNEL_ONLY.match(text)) and (channel := _channel(match.group("channel"))):
+        return [_channel_candidate(ctx, channel, None)]
     if match := _CONTACT_BY.match(text) or _CHANNEL_IS_BEST.match(text):
         channel = _channel(match.group("channel") or match.groupdict().get("channel2"))
         tail = _CHANNEL_TAIL.match(match.group("tail") or match.groupdict().get("tail2") or "")

@@ -526,7 +526,7 @@ _LANGUAGE_WISH = re.compile(r"\b(?:speak|talk|write|writes|reply|respond|answer|
                             r"|someone\s+who\s+speaks?|better|prefer|easier|rather)\b[^.]{0,30}?\bin\s+"
                             r"(?:(?P<plain>simple|plain)\s+)?(?P<lang>[A-Za-z]+)\b"
                             r"|\bsomeone\s+who\s+speaks?\s+(?P<lang2>[A-Za-z]+)\b"
-                            r"|\b(?P<lang3>[A-Za-z]+)\s+is\s+(?:much\s+|far\s+)?(?:better|easier)\s+for\s+me\b", re.I)
+                            r"|\b(?P<lang3>[A-Za-z]+)\s+is\s+(?:much\s+|far\s+)?(?:better|easier)(?:\s+for\s+me)?(?:$|[,;.])", re.I)
 _RELATIVE_NAME = re.compile(
     r"^my\s+(?P<who>wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|spouse|son|daughter|kid|child|mom|mum"
     r"|mother|dad|father|brother|sister|dog|cat|puppy|kitten|pet|baby|boss|manager)(?:'s\s+name\s+is|\s+is\s+called"

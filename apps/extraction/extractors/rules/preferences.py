@@ -54,7 +54,8 @@ _OBJECT_STOPS = frozenset(
 )
 _TRAILING_FILLER = re.compile(r"(?:,?\s+(?:a\s+lot|so\s+much|very\s+much|a\s+ton|a\s+bunch|too|as\s+well|though"
                               r"|anyway|please|thanks|thank\s+you|lol|haha|going\s+forward|from\s+now\s+on"
-                              r"|in\s+(?:the\s+)?future|if\s+possible|where\s+possible|these\s+days|now))+\s*$", re.I)
+                              r"|in\s+(?:the\s+)?future|if\s+possible|where\s+possible|these\s+days|now|any\s?more"
+                              r"|any\s+longer))+\s*$", re.I)
 _REQUESTS = re.compile(r"^(?:not\s+)?to\s+(?:think|ask|know|say|see|check|confirm|cancel|order|return|change|update"
                        r"|speak|talk|bother|interrupt|admit|tell|answer|share|disclose|be\s+rude|complain)\b", re.I)
 
