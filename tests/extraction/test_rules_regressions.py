@@ -841,3 +841,9 @@ def test_short_preferences_and_their_keys(text, subject, value):
     candidates = [c for c in extract_one(text) if c.subject == subject]
 
     assert candidates and (value is None or candidates[0].metadata["value"] == value)
+
+
+@pytest.mark.parametrize(("text", "value"), [("The tracking number is 1Z 999 AA1 01 2345 6784.", "1Z 999 AA1 01 2345 6784"),
+                                             ("The serial on the back says SN 4471-2290-118.", "4471-2290-118")])
+def test_an_identifier_of_mixed_groups_is_kept_whole(text, value):
+    assert [c.metadata["identifier"] for c in extract_one(text) if c.subject.startswith("identifier:")] == [value]

@@ -62,7 +62,7 @@ KIND_WORDS = {
     "rma": "rma", "membership": "membership", "member": "membership", "loyalty": "loyalty", "rewards": "loyalty",
     "frequent flyer": "frequent-flyer", "frequent flier": "frequent-flyer", "patient": "patient", "meter": "meter",
     "mprn": "meter", "mpan": "meter", "sort code": "sort-code", "iban": "iban", "sim": "sim", "iccid": "sim",
-    "imei": "imei", "serial": "serial", "purchase order": "po", "po": "po", "vat": "vat", "shipment": "shipment",
+    "imei": "imei", "serial": "serial", "sn": "serial", "s/n": "serial", "purchase order": "po", "po": "po", "vat": "vat", "shipment": "shipment",
     "refund": "refund", "payment": "payment", "contract": "contract", "incident": "incident", "request": "request",
     "quote": "quote", "quotation": "quote", "estimate": "quote",
     "voucher": "voucher", "coupon": "voucher", "gift card": "voucher", "promo code": "voucher",
@@ -183,6 +183,10 @@ def _valid_id(raw: str, kind: Kind) -> bool:
     return len(core) >= 3 or raw.startswith("#")
 
 
+# After a value's digit groups, a group of capitals and digits ("AA1") and the groups after it: the value goes on.
+_MORE_GROUPS = re.compile(r"[ ](?=[A-Z]*\d)(?=\d*[A-Z])[A-Z0-9]{2,6}(?:[ ][A-Z0-9]{1,6})*(?=[ .,;!?)]|$)")
+
+
 def identifier_kind(words: str) -> str | None:
     """The identifier kind some words name ("loyalty" -> "loyalty", "frequent flyer" -> "frequent-flyer"), or None."""
     return KIND_WORDS.get(_GROUPS.sub(" ", words.lower().strip()))
@@ -219,12 +223,16 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
             continue
         if _OLD_BEFORE.search(text[max(0, match.start() - 30):match.start()]):
             continue  # "our old account number was X": renewed_identifiers reads the new one after it
-        for raw in _ID_SEPARATOR.split(match.group("ids")):
+        ids = match.group("ids")
+        if rest := _MORE_GROUPS.match(text, match.end("ids")):
+            ids += rest.group(0)  # "1Z 999 AA1 01 2345 6784": not cut at its first group of letters
+        for raw in _ID_SEPARATOR.split(ids):
             parts = raw.split()
             # "09M 554187": a head too short to be the whole identifier takes the digit group after it
             short_head = len(parts) > 1 and len(parts[0]) < 4 and parts[1].isdigit()
             # "claim no. 4410 2983 776": digit groups of three or more go on one number, never cut to its first group
-            grouped = len(parts) > 1 and all(part.isdigit() for part in parts) and all(len(part) >= 3 for part in parts[1:])
+            grouped = len(parts) > 1 and (all(part.isdigit() for part in parts) and all(len(part) >= 3 for part in parts[1:])
+                                          or rest is not None)
             raw = raw.strip() if kind.spaced or short_head or grouped else parts[0] if parts else ""
             if not _valid_id(raw, kind):
                 break
