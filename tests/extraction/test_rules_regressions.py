@@ -847,3 +847,15 @@ def test_short_preferences_and_their_keys(text, subject, value):
                                              ("The serial on the back says SN 4471-2290-118.", "4471-2290-118")])
 def test_an_identifier_of_mixed_groups_is_kept_whole(text, value):
     assert [c.metadata["identifier"] for c in extract_one(text) if c.subject.startswith("identifier:")] == [value]
+
+
+@pytest.mark.parametrize(("text", "name"), [("It's Anna again.", "Anna"), ("Hi Tom, it's Anna Berg again, about the boiler.", "Anna Berg"),
+                                            ("Hello, Anna Berg here again.", "Anna Berg"),
+                                            ("Kind regards,\nLiang Wei\nOperations Manager, Tessera Ltd", "Liang Wei")])
+def test_a_returning_customers_name_and_a_signature_on_its_own_lines(text, name):
+    assert [c.metadata["value"] for c in extract_one(text) if c.subject == "name"] == [name]
+
+
+@pytest.mark.parametrize("text", ["Regards, Accounts Payable", "Best wishes, The Harrow Team"])
+def test_a_department_signing_off_is_no_name(text):
+    assert not [c for c in extract_one(text) if c.subject == "name"]

@@ -26,7 +26,7 @@ _NAME = re.compile(
 _CAP = r"[^\W\d_a-z][\w'-]*"
 _IM_NAME = re.compile(rf"^I(?:'m| am) (?:(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof)\.? )?(?P<value>{_CAP}(?: (?:{_CAP}|de|del|da|di|van|von|la|le|dos|das|bin|al)){{0,4}})"
                       r"(?P<rest>(?: here| from .*|,.*)?)$")
-_NAME_HERE = re.compile(rf"^(?:(?i:it's|it\s+is|this\s+is)\s+)?(?P<value>{_CAP}(?: {_CAP}){{0,3}}) (?:here|speaking)"
+_NAME_HERE = re.compile(rf"^(?:(?i:it's|it\s+is|this\s+is)\s+)?(?P<value>{_CAP}(?: {_CAP}){{0,3}}) (?:here|speaking|again)(?: again)?"
                         r"(?:,\s*(?P<rest>.+)|\s+(?:from|of|at)\s+[A-Z].*)?$")  # "Gemma here from Fairweather Roofing"
 _NAME_FIELD = re.compile(rf"(?:^|[,;]\s*|\band\s+)(?:(?:my|the)\s+)?(?:full\s+)?name(?:\s+is|\s*:|\s*-)?\s+"
                          rf"(?P<value>{_CAP}(?:\s+{_CAP}){{1,4}})\s*$")
@@ -116,7 +116,7 @@ def sign_off_name(sentence: str, known: str | None = None) -> str | None:
 
 
 _OPENING_NAME = re.compile(
-    r"^(?:(?i:it's|this\s+is)\s+)?(?P<value>(?!I(?:'\w+)?\b)[^\W\d_a-z][\w'.-]+(?:\s+(?:[^\W\d_a-z][\w'.-]+|"
+    r"^(?:(?i:it's|this\s+is)\s+)?(?P<value>(?!(?:I(?:'\w+)?|It's|It|This|That|There's|Here's)\b)[^\W\d_a-z][\w'.-]+(?:\s+(?:[^\W\d_a-z][\w'.-]+|"
     + "|".join(sorted(NAME_PARTICLES)) + r")){1,4})"
     r"(?:\s+(?:again|here|speaking))?(?:\s*,\s*(?P<rest>.+)|\s+(?P<from>from|of|at)\s+(?P<org>[A-Z].+))?$")
 

@@ -68,7 +68,8 @@ NOT_NAMES = _words(
     "ridiculous terrible awful amazing annoying frustrating urgent important weird strange crazy insane "
     "unacceptable broken wrong correct right perfect awesome helpful useless impossible easy hard stupid "
     "interesting exciting embarrassing team support services service customer customers department desk staff "
-    "everyone"
+    "everyone accounts payable receivable billing sales finance admin administration reception office operations "
+    "management procurement purchasing marketing helpdesk"
 ) | NATIONALITIES
 NAME_BREAKS = _words(
     "and but from by btw though however here speaking please thanks thank so i i'm im my who which that "

@@ -31,7 +31,14 @@ _SPACES = re.compile(r"[^\S\n]+")
 _CLAUSE_DASH = re.compile(r"\s*\u2014\s*|\s+\u2013\s+(?!\d)|(?<!\d)\s+\u2013\s+")
 
 
+# "Kind regards,\nLiang Wei": a sign-off on a line of its own goes with the name on the next line.
+_SIGN_OFF_LINE = re.compile(r"(?im)^(\s*(?:kind\s+regards|warm\s+regards|best\s+regards|regards|best\s+wishes|many\s+thanks|thanks"
+                            r"|thank\s+you|cheers|sincerely|yours\s+sincerely|yours\s+faithfully|all\s+the\s+best|best))"
+                            r"\s*[,!.]?[^\S\n]*\n\s*(?=[^\W\d_])")
+
+
 def normalise_text(text: str) -> str:
+    text = _SIGN_OFF_LINE.sub(r"\1, ", text)
     text = _CLAUSE_DASH.sub("; ", text)
     text = text.translate(_TYPOGRAPHY)
     text = _SHORTHAND_WORD.sub(lambda match: _SHORTHAND[match.group(0)], text)
