@@ -859,3 +859,16 @@ def test_a_returning_customers_name_and_a_signature_on_its_own_lines(text, name)
 @pytest.mark.parametrize("text", ["Regards, Accounts Payable", "Best wishes, The Harrow Team"])
 def test_a_department_signing_off_is_no_name(text):
     assert not [c for c in extract_one(text) if c.subject == "name"]
+
+
+def test_a_condition_said_either_way_has_one_key_and_forgetting_what_was_said_about_it_reaches_it(tenant_a):
+    assert {c.subject for text in ("I'm diabetic.", "I have diabetes.") for c in extract_one(text)} == {"health:diabetes"}
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("I'm diabetic, so no sugar in anything please.")
+    chat.say("Please forget what I said about my diabetes.", session="chat-2")
+
+    assert not active("diabetic")
+
+
+def test_regret_at_having_given_something_is_no_diet():
+    assert not [c for c in extract_one("Delete my date of birth, I shouldn't have given it.") if c.subject.startswith("diet")]

@@ -231,7 +231,7 @@ def test_diabetic_and_no_sugar_becomes_third_person_memories():
                                   RuleContext(seq=1, role="user", person=Person(), reference=None))
 
     assert [(candidate.content, candidate.subject) for candidate in candidates] == [
-        ("The user is diabetic", "health:diabetic"), ("The user can't have sugar", "diet:avoid:sugar")]
+        ("The user is diabetic", "health:diabetes"), ("The user can't have sugar", "diet:avoid:sugar")]
     assert statement.candidate(0.9).content == "The user is diabetic and can't have sugar"
     assert statement.candidate(0.9).memory_type == "fact"
 

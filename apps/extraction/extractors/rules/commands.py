@@ -628,8 +628,13 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         if (vague := _VAGUE_TAIL.match(" ".join(match.group("noun").split()))) and not _NEVER_MIND.search(
                 ctx.sentence or what):  # "forget the Outlook thing, it's working now": no request about data
             return _statement_forgotten(vague.group("topic"), ctx, clause_rules)
+    if (note := _NOTE_ABOUT.match(what)) and (own := re.match(r"(?:my|our)\s+(?P<thing>[\w-]+(?:\s+[\w-]+)?)$",
+                                                                 note.group("topic").strip(), re.I)):
+        # "forget what I said about my diabetes": what the statement of it would have stored
+        if found := _statement_forgotten(own.group("thing"), ctx, clause_rules):
+            return found
     topic = re.split(r"[,;]|\s+(?:because|since|as|so|but|it's)\b", note.group("topic"))[0] if (
-        note := _NOTE_ABOUT.match(what)) and not re.match(r"(?:my|our)\b", note.group("topic"), re.I) else ""
+        note) and not re.match(r"(?:my|our)\b", note.group("topic"), re.I) else ""
     if len(words := topic_words(topic)) >= 2:
         # "remove the note about he lost his job": the notes holding every word of it
         said = rewrite_first_person(topic, ctx.person)

@@ -508,7 +508,8 @@ _USE_AID = re.compile(r"^I(?:\s+(?:use|need|rely\s+on|depend\s+on)|'m\s+(?:in|us
                       r"|wheelchair\s+access|ground[- ]floor\s+\w+|braille|oxygen|insulin|an\s+epipen|epipen"
                       r"|accessible\s+\w+)\b.*$", re.I)
 _CANNOT_CONSUME = re.compile(r"^I\s+(?:can't|cannot|can\s+not|don't|do\s+not|must\s+not|mustn't|shouldn't)\s+(?:eat|have|drink"
-                             r"|take|tolerate|consume)\s+(?P<cond>(?!(?:it|that|this|them|a|an|the|my|our|any|one|enough|time|access)\b)[\w -]{2,40}?)"
+                             r"|take|tolerate|consume)\s+(?!(?:\w+ed|given|sent|told|said|done|been|got|gotten|made|put|let"
+                             r"|written|taken|known|seen|shown|paid|left|brought|bought|kept|had|gone)\b)(?P<cond>(?!(?:it|that|this|them|a|an|the|my|our|any|one|enough|time|access)\b)[\w -]{2,40}?)"
                              r"(?:\s+(?:at\s+all|anymore|any\s+more))?(?:\s+(?:because|since|as|due)\b.*)?$", re.I)
 _AGE = re.compile(r"^I(?:'m|\s+am|(?:'ve|\s+have)?\s+just\s+turned|\s+turned)\s+(?P<age>\d{1,3})(?:\s*(?:years?\s+old"
                   r"|yrs?\s+old|yo|y/o|year-old))?(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+today|\s+recently)?$", re.I)
@@ -544,6 +545,17 @@ _PRONOUNS = re.compile(r"^my\s+pronouns\s+are\s+(?P<value>[a-z]+/[a-z]+(?:/[a-z]
 _LIST_STOPS = frozenset("because since but though although when if unless so which especially except".split())
 
 
+# One key per condition, however it is said: "I'm diabetic" and "I have diabetes", "coeliac disease" and "I'm coeliac".
+_CONDITION_NOUNS = {"diabetic": "diabetes", "asthmatic": "asthma", "epileptic": "epilepsy", "anaemic": "anaemia",
+                    "anemic": "anaemia", "arthritic": "arthritis", "autistic": "autism", "dyslexic": "dyslexia",
+                    "celiac": "coeliac", "celiac disease": "coeliac", "coeliac disease": "coeliac",
+                    "hypertensive": "hypertension", "dyspraxic": "dyspraxia"}
+
+
+def health_key(condition: str) -> str:
+    return _CONDITION_NOUNS.get(condition, condition)
+
+
 _ALSO_TAIL = re.compile(r"\s+(?:myself|too|as\s+well|also)$", re.I)  # "I'm coeliac myself", "I'm vegan too"
 
 
@@ -562,7 +574,8 @@ def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
     if match := (_CONDITION_STATE.match(text) or _HAVE_CONDITION.match(text) or _USE_AID.match(text)):
         condition = normalise_key(match.group("cond"))
         kind = "accessibility" if match.re is _USE_AID else "health"
-        return fact(f"{kind}:{condition}", f"health.{kind}", tags=("health",), value=condition)
+        key = health_key(condition) if kind == "health" else condition
+        return fact(f"{kind}:{key}", f"health.{kind}", tags=("health",), value=condition)
     if match := _CANNOT_CONSUME.match(text):
         avoided = normalise_key(match.group("cond"))
         return fact(f"diet:avoid:{avoided}", "health.avoid", confidence=0.8, tags=("health", "diet"), value=avoided)
@@ -571,7 +584,7 @@ def _attributes(ctx: RuleContext, text: str) -> list[Candidate]:
         if diet in lexicon.DIETS:
             return fact("diet", "health.diet", tags=("health", "diet"), value=diet)
         condition = lexicon.HEALTH_CONDITIONS.get(diet, diet)
-        return fact(f"health:{condition}", "health.condition", tags=("health",), value=condition)
+        return fact(f"health:{health_key(condition)}", "health.condition", tags=("health",), value=condition)
     if (match := _AGE.match(text)) and 3 <= int(match.group("age")) <= 120:
         age = match.group("age")
         turned = "turned" in text.lower()
