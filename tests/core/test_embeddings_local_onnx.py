@@ -285,9 +285,11 @@ def test_the_runtime_setting_is_checked_at_start(value, accepted):
         assert "EMBEDDING_LOCAL_RUNTIME must be auto, onnx or torch" in result.stderr
 
 
-def test_prepare_models_makes_the_export_before_a_new_install_serves(tmp_path):
+def test_prepare_models_makes_the_export_before_a_new_install_serves(tmp_path, settings):
     """`make run` runs it before serving: the first extraction or search of a new install then finds the export."""
-    env = {**os.environ, "MEMORYHUB_DATA_DIR": str(tmp_path), "EMBEDDING_LOCAL_RUNTIME": "auto"}
+    # A new data directory for the model, the test run's database server (no second one started in tmp_path)
+    env = {**os.environ, "MEMORYHUB_DATA_DIR": str(tmp_path), "EMBEDDED_PG_DIR": str(settings.EMBEDDED_PG_DIR),
+           "EMBEDDING_LOCAL_RUNTIME": "auto"}
 
     done = subprocess.run([sys.executable, "manage.py", "prepare_models"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
