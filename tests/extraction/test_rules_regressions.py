@@ -33,10 +33,14 @@ class Conversation:
         assert response.status_code == 202, response.content
 
 
-def extract_one(text: str, *, role: str = "user", user_name: str | None = None):
-    """The rules extractor's candidates for one message, in process (no database)."""
-    return RulesExtractor().extract(messages=[ConversationMessage(seq=1, role=role, text=text)], existing=[],
-                                    user_name=user_name)
+SENT_AT = datetime(2026, 3, 14, 9, 30, tzinfo=UTC)
+
+
+def extract_one(text: str, *, role: str = "user", user_name: str | None = None, created_at: datetime | None = None):
+    """The rules extractor's candidates for one message, in process (no database); dates resolve against
+    `created_at`."""
+    return RulesExtractor().extract(messages=[ConversationMessage(seq=1, role=role, text=text, created_at=created_at)],
+                                    existing=[], user_name=user_name)
 
 
 def active(text: str) -> list[str]:
@@ -778,16 +782,12 @@ def test_the_membership_level_the_agent_reads_from_the_record(said, level):
     ("I've set a reminder to contact you on April 1.", "The assistant set a reminder to contact the user on April 1 (2026-04-01)"),
 ])
 def test_what_the_agent_arranged_for_a_date_to_come_is_kept(said, content):
-    candidates = RulesExtractor().extract(messages=[ConversationMessage(
-        seq=1, role="assistant", text=said, created_at=datetime(2026, 3, 14, 9, 30, tzinfo=UTC))], existing=[])
-
-    assert content in [c.content for c in candidates]
+    assert content in [c.content for c in extract_one(said, role="assistant", created_at=SENT_AT)]
 
 
 def test_a_date_with_its_year_is_also_given_in_iso_form():
-    candidates = RulesExtractor().extract(messages=[ConversationMessage(
-        seq=1, role="assistant", text="Good news: the registration has been approved, effective 1 June 2026.",
-        created_at=datetime(2026, 3, 14, 9, 30, tzinfo=UTC))], existing=[])
+    candidates = extract_one("Good news: the registration has been approved, effective 1 June 2026.", role="assistant",
+                             created_at=SENT_AT)
 
     assert any("1 June 2026 (2026-06-01)" in c.content for c in candidates), [c.content for c in candidates]
 
