@@ -19,6 +19,7 @@ from psycopg.types.json import Jsonb
 
 from apps.core import metrics
 from apps.core.embeddings import vector_literal
+from apps.core.sql import RowLoader, server_binding_cursor
 from apps.core.errors import ApplicationError
 from apps.memories.models import FULL_TEXT_CONFIG, Memory, MemoryStore
 
@@ -87,11 +88,12 @@ class SearchResult:
     average_length: float | None = None
 
 
-_MEMORY_COLUMNS = (
+# A page's memories: every column but the embedding and the lexemes.
+_PAGE_ROWS = RowLoader(Memory, fields=(
     "id", "created_at", "updated_at", "store_id", "user_id", "agent_id", "session_id", "content", "memory_type",
     "metadata", "tags", "importance", "confidence", "status", "source", "provenance", "valid_from", "valid_to",
     "expires_at", "superseded_by_id", "content_hash", "embedding_dimension",
-)
+))
 
 
 def memory_query_vector(*, store: MemoryStore, query: str) -> list[float]:
@@ -422,7 +424,7 @@ def _page_sql(ctes: list[str], search: SearchQuery, params: dict) -> str:
             ORDER BY {order}
             LIMIT %(limit)s
         )
-        SELECT {", ".join("m." + column for column in _MEMORY_COLUMNS)},
+        SELECT {_PAGE_ROWS.select_list("m")},
                p.search_score, p.vector_rank, p.keyword_rank, p.similarity, p.keyword_score
         FROM page p JOIN memories_memory m ON m.id = p.id
         ORDER BY p.search_score DESC, p.created_at DESC, p.content_hash, p.id
@@ -434,12 +436,26 @@ def _run(sql: str, params: dict, candidates: int, *, through_index: bool) -> lis
         # hnsw.iterative_scan is set on every connection (settings.DATABASES OPTIONS), so the common case is
         # a single statement. A search scoped to a user or a session compares its memories exactly unless it
         # holds thousands, and then the iterative scan still brings the whole pool.
-        return list(Memory.objects.raw(sql, params))
+        return _page(sql, params)
     # A store-wide search with a pool wider than HNSW's default search breadth: widen it for this query only
     # (connection-wide, it would make the planner shun the index for every search of a mid-sized store).
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(candidates)])
-        return list(Memory.objects.raw(sql, params))
+        return _page(sql, params)
+
+
+def _page(sql: str, params: dict) -> list[Memory]:
+    """The page's memories, each with its search columns (the ones after the memory's own) as attributes."""
+    with server_binding_cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    memories = []
+    for row in rows:
+        memory = _PAGE_ROWS.load(row[: len(_PAGE_ROWS)])
+        (memory.search_score, memory.vector_rank, memory.keyword_rank, memory.similarity,
+         memory.keyword_score) = row[len(_PAGE_ROWS):]
+        memories.append(memory)
+    return memories
 
 
 def _hits(rows: list[Memory], store: MemoryStore) -> list[SearchHit]:

@@ -4,10 +4,12 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTextTransform
 
 from apps.core.errors import ApplicationError, NotFoundError
+from apps.core.sql import RowLoader
 from apps.memories.models import Memory, MemoryRevision, MemoryStore, Webhook, WebhookDelivery
 from apps.tenancy.selectors import tenants_for_user
 
@@ -19,11 +21,21 @@ def store_list(*, api_key) -> QuerySet[MemoryStore]:
     return stores.select_related("tenant")
 
 
+_STORE_ROWS = RowLoader(MemoryStore)
+# Written out once: nearly every API call runs it.
+_STORE_SQL = (f"SELECT {_STORE_ROWS.select_list('s')} FROM {MemoryStore._meta.db_table} s "
+              "WHERE s.tenant_id = %s AND s.name = %s")
+
+
 def store_get(*, api_key, name: str) -> MemoryStore:
     """The store `name` of the key's tenant; a store of another tenant is simply not found."""
-    store = MemoryStore.objects.for_tenant(api_key.tenant).select_related("tenant").filter(name=name).first()
-    if store is None:
+    with connection.cursor() as cursor:
+        cursor.execute(_STORE_SQL, [api_key.tenant_id, name])
+        row = cursor.fetchone()
+    if row is None:
         raise NotFoundError(f"Store {name!r} not found.", code="store_not_found")
+    store = _STORE_ROWS.load(row)
+    store.tenant = api_key.tenant
     if not api_key.allows_store(store.name):
         raise ApplicationError(
             f"This API key is not allowed to use store {name!r}.", code="permission_denied", status_code=403

@@ -4,7 +4,6 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.core.actors import Actor
@@ -122,9 +121,15 @@ def test_search_never_crosses_stores(tenant_a, tenant_b, alice_memories, add_mem
 
 
 def _explain_search(store, search, *, forbid_seqscan=False):
-    with CaptureQueriesContext(connection) as captured:
+    statements = []
+
+    def capture(execute, sql, params, many, context):
+        statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(capture):
         memory_search(store=store, search=search)
-    sql = next(query["sql"] for query in captured.captured_queries if query["sql"].lstrip().startswith("WITH"))
+    sql, params = next((sql, params) for sql, params in statements if sql.lstrip().startswith("WITH"))
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         if forbid_seqscan:
@@ -132,7 +137,7 @@ def _explain_search(store, search, *, forbid_seqscan=False):
             # whether the query can use it at all.
             cursor.execute("SET LOCAL enable_seqscan = off")
             cursor.execute("SET LOCAL enable_sort = off")
-        cursor.execute("EXPLAIN " + sql)
+        cursor.execute("EXPLAIN " + sql, params)
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
