@@ -4,13 +4,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.core.actors import Actor
 from apps.core.bulk import copy_rows
 from apps.core.errors import ApplicationError, ConflictError, PayloadTooLargeError
 from apps.core.identifiers import normalise_identifier
+from apps.core.sql import RowLoader
 from apps.memories.events import EventType, memory_event
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.normalise import content_hash
@@ -73,15 +74,35 @@ def _with_normalised_ids(item: MemoryInput) -> MemoryInput:
     )
 
 
+# Every column but the embedding and the lexemes: parsing 384 floats per row costs more than the query. The
+# statement is written out once (each add runs it, twice): compiling the queryset took ten times its run.
+_LIVE_ROWS = RowLoader(Memory, fields=tuple(
+    field.attname for field in Memory._meta.concrete_fields if field.attname not in ("embedding", "search_vector")
+))
+_LIVE_DUPLICATES_SQL = (
+    f"SELECT {_LIVE_ROWS.select_list('m')} FROM {Memory._meta.db_table} m "
+    "WHERE m.store_id = %s AND m.user_id = ANY(%s) AND m.content_hash = ANY(%s) "
+    # Spelled as the partial unique index's predicate (unique_live_memory_content), which the planner then uses.
+    f"AND m.status IN ({', '.join(repr(str(status)) for status in Memory.LIVE_STATUSES)})"
+)
+
+
 def _find_live_duplicates(store: MemoryStore, keys: set[tuple[str, str]]) -> dict[tuple[str, str], Memory]:
     if not keys:
         return {}
-    user_ids = {user_id for user_id, _ in keys}
-    hashes = {digest for _, digest in keys}
-    existing = Memory.objects.filter(
-        store=store, user_id__in=user_ids, content_hash__in=hashes, status__in=Memory.LIVE_STATUSES
-    ).defer("embedding", "search_vector")  # parsing 384 floats per row costs more than the query
-    return {(memory.user_id, memory.content_hash): memory for memory in existing}
+    user_ids = sorted({user_id for user_id, _ in keys})
+    hashes = sorted({digest for _, digest in keys})
+    with connection.cursor() as cursor:
+        cursor.execute(_LIVE_DUPLICATES_SQL, [store.pk, user_ids, hashes])
+        rows = cursor.fetchall()
+    found = {}
+    for row in rows:
+        memory = _LIVE_ROWS.load(row)
+        memory.store = store
+        key = (memory.user_id, memory.content_hash)
+        if key in keys:  # a user's hash of another user's content is not a duplicate
+            found[key] = memory
+    return found
 
 
 def memory_bulk_create(

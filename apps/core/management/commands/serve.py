@@ -52,6 +52,14 @@ def _exit_reason(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
+def _web_workers() -> int:
+    """WEB_CONCURRENCY, else one process per core this process may use, at most 4: a process runs Python one
+    thread at a time, and with a single one concurrent requests queue for it while the other cores idle."""
+    if os.environ.get("WEB_CONCURRENCY"):
+        return int(os.environ["WEB_CONCURRENCY"])
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
 class Command(BaseCommand):
     help = ("Serve the ASGI app (HTTP + websockets) with uvicorn and run a django-q2 worker, each restarted when it dies;"
             " Ctrl-C stops both.")
@@ -59,7 +67,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--host", default=os.environ.get("MEMORYHUB_HOST", "127.0.0.1"))
         parser.add_argument("--port", type=int, default=int(os.environ.get("MEMORYHUB_PORT", "8000")))
-        parser.add_argument("--web-workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "1")))
+        parser.add_argument("--web-workers", type=int, default=_web_workers(),
+                            help="uvicorn worker processes (WEB_CONCURRENCY; default one per usable core, at most 4)")
         parser.add_argument("--no-worker", action="store_true", help="Serve HTTP only, without the q2 worker")
 
     def handle(self, *args, host, port, web_workers, no_worker, **options):
