@@ -183,6 +183,10 @@ def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
+# The search benches' servers run without the query-vector cache (their questions repeat).
+UNCACHED_QUERIES = ", query vectors not cached (EMBEDDING_QUERY_CACHE_SIZE=0: every search embeds its question)"
+
+
 def server_description(web_workers: int) -> str:
     from django.conf import settings
 

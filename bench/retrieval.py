@@ -454,7 +454,9 @@ def main(argv=None) -> int:
     headers = {"Authorization": f"Bearer {raw_key}"}
     ingests, runs = [], []
     log(f"starting uvicorn with {args.web_workers} web worker(s) ...")
-    with (Server(root=ROOT, web_workers=args.web_workers, env=production_env(), log=log) as server,
+    # Uncached query vectors, as in bench/search.py: the latencies are those of a first search.
+    server_env = production_env(EMBEDDING_QUERY_CACHE_SIZE="0")
+    with (Server(root=ROOT, web_workers=args.web_workers, env=server_env, log=log) as server,
           httpx.Client(base_url=server.url, headers=headers, timeout=300) as client):
         refused = delete_stores(client, args.embedders, what="of an earlier run")
         if refused:
@@ -487,7 +489,7 @@ def main(argv=None) -> int:
     env = report.environment(
         script="retrieval.py",
         data=f"{data_description(args, data)}; embedders {', '.join(args.embedders)} ({DIMENSION} dimensions)",
-        server=report.server_description(args.web_workers),
+        server=report.server_description(args.web_workers) + report.UNCACHED_QUERIES,
         load_at_start=load_at_start,
     )
     log(f"scores ({len(data.questions)} questions, limit {args.limit}; R@10 per category):")

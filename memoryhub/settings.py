@@ -255,6 +255,8 @@ EMBEDDING_LOCAL_DEVICE = env_str("EMBEDDING_LOCAL_DEVICE", "cpu")
 # runs its own model; with several threads each, they wait on cores the others hold and a one-clause encode takes
 # several times as long. With ONNX Runtime, concurrent calls and the chunks of a long list run in parallel anyway.
 EMBEDDING_LOCAL_THREADS = env_int("EMBEDDING_LOCAL_THREADS", 1, minimum=0)
+# Search queries whose vectors each process keeps (least recently used out; 0: none).
+EMBEDDING_QUERY_CACHE_SIZE = env_int("EMBEDDING_QUERY_CACHE_SIZE", 1024, minimum=0)
 # What runs the local model: onnx (ONNX Runtime on an export of the shipped weights, made once under
 # DATA_DIR/models), torch (sentence-transformers), or auto: onnx when it can on the CPU, else torch. Same vectors.
 EMBEDDING_LOCAL_RUNTIME = env_str("EMBEDDING_LOCAL_RUNTIME", "auto")

@@ -19,8 +19,8 @@ from psycopg.types.json import Jsonb
 
 from apps.core import metrics
 from apps.core.embeddings import vector_literal
-from apps.core.sql import RowLoader, server_binding_cursor
 from apps.core.errors import ApplicationError
+from apps.core.sql import RowLoader, server_binding_cursor
 from apps.memories.models import FULL_TEXT_CONFIG, Memory, MemoryStore
 
 SEARCH_MODES = ("hybrid", "vector", "keyword")

@@ -124,6 +124,44 @@ def test_shuffled_response_items_come_back_in_input_order(make_embedder, openai_
     assert vectors[0] != vectors[2]  # the fake's reversal would be visible if order were ignored
 
 
+def test_a_repeated_query_is_embedded_once_and_texts_to_store_every_time(make_embedder, openai_server):
+    embedder = make_embedder()
+    first = embedder.embed_query("where does she work?")
+    first.append(0.5)  # the caller's copy: the kept vector is not changed by it
+    again = embedder.embed_query("where does she work?")
+    embedder.embed(["where does she work?"])
+    embedder.embed(["where does she work?"])
+
+    assert again == fake_vector("where does she work?", DIMENSION)
+    assert [request.inputs for request in openai_server.requests] == [["where does she work?"]] * 3
+
+
+def test_a_failed_query_is_not_kept(make_embedder, openai_settings, openai_server):
+    openai_settings.EMBEDDING_MAX_RETRIES = 0
+    openai_server.script(Reply.server_error())
+    embedder = make_embedder()
+    with pytest.raises(EmbeddingError):
+        embedder.embed_query("plan?")
+    assert embedder.embed_query("plan?") == fake_vector("plan?", DIMENSION)
+    assert len(openai_server.requests) == 2
+
+
+def test_the_query_cache_can_be_turned_off(make_embedder, openai_settings, openai_server):
+    openai_settings.EMBEDDING_QUERY_CACHE_SIZE = 0
+    embedder = make_embedder()
+    embedder.embed_query("plan?")
+    embedder.embed_query("plan?")
+    assert len(openai_server.requests) == 2
+
+
+def test_the_query_cache_keeps_the_most_recent_queries(make_embedder, openai_settings, openai_server):
+    openai_settings.EMBEDDING_QUERY_CACHE_SIZE = 2
+    embedder = make_embedder()
+    for query in ("a", "b", "a", "c", "a", "b"):  # b is the least recent when c comes in
+        embedder.embed_query(query)
+    assert [request.inputs[0] for request in openai_server.requests] == ["a", "b", "c", "b"]
+
+
 def test_embedder_is_cached_per_model_and_dimension(make_embedder):
     first = make_embedder()
     assert make_embedder() is first

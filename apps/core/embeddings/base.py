@@ -1,3 +1,4 @@
+import functools
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -21,6 +22,7 @@ class Embedder(ABC):
     def __init__(self, *, model: str, dimension: int):
         self.model = model
         self.dimension = dimension
+        self._query_vector = None  # the last queries' vectors (embed_query), made on first use
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """One vector of `self.dimension` floats per text, in order."""
@@ -46,7 +48,18 @@ class Embedder(ABC):
         """The provider's work behind embed(): `texts` is never empty."""
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embed([text])[0]
+        """A search query's vector. The last EMBEDDING_QUERY_CACHE_SIZE queries' are kept: agents ask the same
+        things again (context building asks on every turn), and a vector costs milliseconds of model time on the
+        local embedder, a round trip to an embeddings API on a remote one. Texts to store are never cached."""
+        if self._query_vector is None:
+            from django.conf import settings
+
+            # Thread-safe, and a failure is not kept. Two threads making it at once each make one: one is kept.
+            self._query_vector = functools.lru_cache(maxsize=settings.EMBEDDING_QUERY_CACHE_SIZE)(self._embed_query)
+        return list(self._query_vector(text))
+
+    def _embed_query(self, text: str) -> tuple[float, ...]:
+        return tuple(self.embed([text])[0])
 
 
 @dataclass(frozen=True)
