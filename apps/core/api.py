@@ -1,6 +1,7 @@
 """Small helpers shared by the API views of every app: validation that refuses what it does not know."""
 
 import difflib
+import functools
 from collections.abc import Iterable, Mapping
 
 from rest_framework import serializers
@@ -52,9 +53,17 @@ def unknown_fields(field, data):
 def refuse_unknown_fields(serializer_class, data) -> None:
     """A 400 naming every field of a request body that `serializer_class` does not declare: a misspelt
     filter must not be ignored (a search for "userid" would return every user's memories)."""
-    errors = unknown_fields(serializer_class(), data)
+    errors = unknown_fields(_declaring_instance(serializer_class), data)
     if errors:
         raise serializers.ValidationError(errors)
+
+
+@functools.cache
+def _declaring_instance(serializer_class) -> serializers.Serializer:
+    """One instance of a body serializer per process, to read its declared fields from: a new instance copies
+    every declared field, nested serializers' included, the first time its fields are read (about 1 ms per
+    request here). Only read: a request's validation has an instance of its own."""
+    return serializer_class()
 
 
 def refuse_body(data) -> None:
