@@ -60,7 +60,7 @@ class RowLoader:
 @contextmanager
 def server_binding_cursor(using: str = DEFAULT_DB_ALIAS):
     """A cursor of the connection `using` that sends parameters apart from the statement (psycopg's server-side
-    binding), without preparing it (a connection pooler in transaction mode may sit in between).
+    binding). A statement run through it DB_PREPARE_THRESHOLD times on a connection is prepared there (settings).
 
     Django's cursors bind parameters on the client: each value is quoted into the statement's text, which the
     server then parses. A search's query vector is 384 numbers or more, written out and parsed again at each of

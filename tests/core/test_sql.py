@@ -71,3 +71,36 @@ def test_the_server_binding_cursor_is_logged_and_its_errors_wrapped(db, settings
     assert len(captured.captured_queries) == 1
     with pytest.raises(DataError), server_binding_cursor() as cursor:
         cursor.execute("SELECT %s::int", ["seven"])
+
+
+def test_a_statement_bound_on_the_server_is_prepared_once_it_repeats(db, settings):
+    """DB_PREPARE_THRESHOLD (1 by default): run once, the connection prepares it on its next run."""
+    assert settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"] == settings.DB_PREPARE_THRESHOLD == 1
+    connection.ensure_connection()
+    statement = "SELECT count(*) FROM memories_memory WHERE user_id = %s AND status <> %s"
+
+    def prepared() -> list[str]:
+        with connection.cursor() as cursor:  # Django's own cursor: bound on the client, never prepared itself
+            cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s",
+                           ["%FROM memories_memory WHERE user_id = $1%"])
+            return [row[0] for row in cursor.fetchall()]
+
+    for run in range(3):
+        with server_binding_cursor() as cursor:
+            cursor.execute(statement, [f"user-{run}", "deleted"])
+            assert cursor.fetchone() == (0,)
+        assert len(prepared()) == (0 if run == 0 else 1), run
+
+
+def test_the_search_statement_is_prepared_and_answers_as_before(tenant_a):
+    from apps.memories.search import SearchQuery, memory_search
+
+    memory_bulk_create(store=tenant_a.store, actor=Actor.system(),
+                       items=[MemoryInput(user_id="u1", content=text) for text in ("Likes tea", "Lives in Oslo")])
+    answers = [[hit.memory.content for hit in memory_search(store=tenant_a.store,
+                                                            search=SearchQuery(query="tea", user_id="u1"))]
+               for _ in range(4)]
+    assert answers[0][0] == "Likes tea" and all(answer == answers[0] for answer in answers)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s", ["%vector_hits AS%"])
+        assert cursor.fetchone()[0] == 1
