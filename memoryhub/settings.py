@@ -109,12 +109,10 @@ DB_CONNECT_TIMEOUT_SECONDS = env_int("DB_CONNECT_TIMEOUT_SECONDS", 2, minimum=1)
 DB_POOL_TIMEOUT_SECONDS = env_float("DB_POOL_TIMEOUT_SECONDS", 1.5)
 _database["OPTIONS"].setdefault("connect_timeout", DB_CONNECT_TIMEOUT_SECONDS)
 # A statement sent with its parameters bound on the server (the search statement: apps.core.sql) is prepared on a
-# connection once it has run there DB_PREPARE_THRESHOLD times (psycopg's prepare_threshold), then parsed and
-# planned no more: a search took a quarter less time in process. Django's own queries bind on the client and are
-# never prepared. 0 turns it off, as a pooler in transaction mode needs unless it keeps prepared statements
-# (PgBouncer 1.21 or later, with max_prepared_statements).
+# connection once it has run there DB_PREPARE_THRESHOLD times (psycopg's prepare_threshold, set for those
+# statements only), then parsed no more: a search took a fifth less time in process. 0 turns it off, as a pooler in
+# transaction mode needs unless it keeps prepared statements (PgBouncer 1.21 or later, with max_prepared_statements).
 DB_PREPARE_THRESHOLD = env_int("DB_PREPARE_THRESHOLD", 1, minimum=0)
-_database["OPTIONS"].setdefault("prepare_threshold", DB_PREPARE_THRESHOLD or None)
 if DB_POOL:
     # psycopg's pool instead of CONN_MAX_AGE: persistent connections do not work under ASGI.
     _database["CONN_MAX_AGE"] = 0
@@ -134,7 +132,7 @@ if not env_str("REDIS_URL"):
     # database, without Django's pool (the layer keeps its own async pool), mirrored in tests.
     DATABASES["channels_postgres"] = {
         **{key: value for key, value in _database.items() if key not in ("OPTIONS", "TEST")},
-        "OPTIONS": {key: value for key, value in _database["OPTIONS"].items() if key not in ("pool", "prepare_threshold")},
+        "OPTIONS": {key: value for key, value in _database["OPTIONS"].items() if key != "pool"},
         "TEST": {"MIRROR": "default"},
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -248,7 +246,9 @@ SEARCH_CANDIDATE_DEPTH = env_int("SEARCH_CANDIDATE_DEPTH", 100, minimum=1)
 SEARCH_KEYWORD_STATS_MAX_ROWS = env_int("SEARCH_KEYWORD_STATS_MAX_ROWS", 2000, minimum=1)
 # pgvector >= 0.8: let HNSW scans continue until enough rows pass the search filters (user, type...)
 # instead of stopping after ef_search candidates. Set per connection so searches need no transaction.
-_database["OPTIONS"].setdefault("options", "-c hnsw.iterative_scan=relaxed_order")
+# A prepared search is still planned for its own values (force_custom_plan): whether the HNSW index, an exact scan
+# or the GIN index pays depends on the size of the store and of the user, which one plan for all would not see.
+_database["OPTIONS"].setdefault("options", "-c hnsw.iterative_scan=relaxed_order -c plan_cache_mode=force_custom_plan")
 
 EMBEDDING_OPENAI_BASE_URL = env_str("EMBEDDING_OPENAI_BASE_URL", "https://api.openai.com/v1")
 EMBEDDING_OPENAI_API_KEY = env_str("EMBEDDING_OPENAI_API_KEY", "")

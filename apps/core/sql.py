@@ -9,8 +9,12 @@ with the fields' database converters applied (a JSONField's decoding, for one), 
 
 from contextlib import contextmanager
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.backends.postgresql.base import ServerBindingCursor
+from django.db.backends.postgresql.base import TIMESTAMPTZ_OID, ServerBindingCursor
+from django.db.backends.postgresql.psycopg_any import register_tzloader
+from django.utils.asyncio import async_unsafe
+from psycopg.pq import Format
 
 
 class RowLoader:
@@ -58,9 +62,11 @@ class RowLoader:
 
 
 @contextmanager
+@async_unsafe
 def server_binding_cursor(using: str = DEFAULT_DB_ALIAS):
     """A cursor of the connection `using` that sends parameters apart from the statement (psycopg's server-side
-    binding). A statement run through it DB_PREPARE_THRESHOLD times on a connection is prepared there (settings).
+    binding). A statement run through it DB_PREPARE_THRESHOLD times on a connection is prepared there (settings);
+    the threshold is set for this cursor's statements only, so psycopg neither counts nor keeps Django's own.
 
     Django's cursors bind parameters on the client: each value is quoted into the statement's text, which the
     server then parses. A search's query vector is 384 numbers or more, written out and parsed again at each of
@@ -71,8 +77,17 @@ def server_binding_cursor(using: str = DEFAULT_DB_ALIAS):
     connection.validate_thread_sharing()
     connection.close_if_health_check_failed()
     connection.ensure_connection()
+    database = connection.connection
     with connection.wrap_database_errors:
-        cursor = ServerBindingCursor(connection.connection)
+        cursor = ServerBindingCursor(database)
+    # As Django's own cursors: the connection's time zone, if a test or a request changed it.
+    if database.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT).timezone != connection.timezone:
+        register_tzloader(connection.timezone, cursor)
     wrapped = connection.make_debug_cursor(cursor) if connection.queries_logged else connection.make_cursor(cursor)
-    with wrapped:
-        yield wrapped
+    threshold = database.prepare_threshold
+    database.prepare_threshold = settings.DB_PREPARE_THRESHOLD or None
+    try:
+        with wrapped:
+            yield wrapped
+    finally:
+        database.prepare_threshold = threshold

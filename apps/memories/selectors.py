@@ -23,7 +23,7 @@ def store_list(*, api_key) -> QuerySet[MemoryStore]:
 
 _STORE_ROWS = RowLoader(MemoryStore)
 # Written out once: nearly every API call runs it.
-_STORE_SQL = (f"SELECT {_STORE_ROWS.select_list('s')} FROM {MemoryStore._meta.db_table} s "
+_STORE_SQL = (f'SELECT {_STORE_ROWS.select_list("s")} FROM "{MemoryStore._meta.db_table}" s '
               "WHERE s.tenant_id = %s AND s.name = %s")
 
 

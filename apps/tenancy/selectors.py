@@ -19,7 +19,7 @@ _TENANT_ROWS = RowLoader(Tenant)
 # The key and its tenant, as select_related would read them: written out once (every API call runs it).
 _API_KEY_SQL = (
     f"SELECT {_API_KEY_ROWS.select_list('k')}, {_TENANT_ROWS.select_list('t')} "
-    f"FROM {ApiKey._meta.db_table} k JOIN {Tenant._meta.db_table} t ON t.id = k.tenant_id WHERE k.key_hash = %s"
+    f'FROM "{ApiKey._meta.db_table}" k JOIN "{Tenant._meta.db_table}" t ON t.id = k.tenant_id WHERE k.key_hash = %s'
 )
 
 

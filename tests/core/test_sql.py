@@ -74,8 +74,10 @@ def test_the_server_binding_cursor_is_logged_and_its_errors_wrapped(db, settings
 
 
 def test_a_statement_bound_on_the_server_is_prepared_once_it_repeats(db, settings):
-    """DB_PREPARE_THRESHOLD (1 by default): run once, the connection prepares it on its next run."""
-    assert settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"] == settings.DB_PREPARE_THRESHOLD == 1
+    """DB_PREPARE_THRESHOLD (1 by default): run once, the connection prepares it on its next run. The threshold holds
+    for this cursor's statements only: psycopg neither prepares nor keeps count of Django's own."""
+    assert settings.DB_PREPARE_THRESHOLD == 1
+    assert "prepare_threshold" not in settings.DATABASES["default"]["OPTIONS"]
     connection.ensure_connection()
     statement = "SELECT count(*) FROM memories_memory WHERE user_id = %s AND status <> %s"
 
@@ -89,7 +91,25 @@ def test_a_statement_bound_on_the_server_is_prepared_once_it_repeats(db, setting
         with server_binding_cursor() as cursor:
             cursor.execute(statement, [f"user-{run}", "deleted"])
             assert cursor.fetchone() == (0,)
+        assert connection.connection.prepare_threshold is None
         assert len(prepared()) == (0 if run == 0 else 1), run
+
+
+def test_no_statement_is_prepared_with_a_threshold_of_0(db, settings):
+    settings.DB_PREPARE_THRESHOLD = 0
+    for _ in range(3):
+        with server_binding_cursor() as cursor:
+            cursor.execute("SELECT %s::int + 40", [2])
+            assert cursor.fetchone() == (42,)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s", ["%$1::int + 40%"])
+        assert cursor.fetchone() == (0,)
+
+
+def test_a_prepared_search_is_planned_for_its_own_values(db):
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone() == ("force_custom_plan",)
 
 
 def test_the_search_statement_is_prepared_and_answers_as_before(tenant_a):

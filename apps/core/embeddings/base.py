@@ -2,6 +2,7 @@ import functools
 import threading
 import time
 from abc import ABC, abstractmethod
+from array import array
 from dataclasses import dataclass
 
 from apps.core import metrics
@@ -58,8 +59,9 @@ class Embedder(ABC):
             self._query_vector = functools.lru_cache(maxsize=settings.EMBEDDING_QUERY_CACHE_SIZE)(self._embed_query)
         return list(self._query_vector(text))
 
-    def _embed_query(self, text: str) -> tuple[float, ...]:
-        return tuple(self.embed([text])[0])
+    def _embed_query(self, text: str) -> array:
+        # 8 bytes a number, exact: a tuple of floats took four times the memory (50 MB for 1,024 queries of 1,536).
+        return array("d", self.embed([text])[0])
 
 
 @dataclass(frozen=True)

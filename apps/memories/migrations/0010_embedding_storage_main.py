@@ -7,12 +7,16 @@ the embedding kept in the row, the toaster compressed the full-text vector inste
 search then decompressed. toast_tuple_target at its maximum leaves every value of a row that fits a page as
 it is; a larger row (a 1536-dimension embedding with a long content) still has values moved out, its content
 and lexemes first: the embedding's storage is MAIN, moved out only as the last resort.
-Rows written before keep their values as they are until rewritten (VACUUM FULL memories_memory).
+Rows written before keep their values as they are until rewritten: VACUUM FULL memories_memory (which locks the
+table while it rewrites it and its indexes) or pg_repack; left as they are, they are only slower to search.
+Both changes are catalogue updates, but take the table's strongest lock: behind a long transaction the migration
+gives up after lock_timeout instead of holding every request up; run it again when the table is quiet.
 """
 
 from django.db import migrations
 
 FORWARD = [
+    "SET LOCAL lock_timeout = '10s'",
     "ALTER TABLE memories_memory ALTER COLUMN embedding SET STORAGE MAIN",
     "ALTER TABLE memories_memory SET (toast_tuple_target = 8160)",
 ]

@@ -80,10 +80,10 @@ _LIVE_ROWS = RowLoader(Memory, fields=tuple(
     field.attname for field in Memory._meta.concrete_fields if field.attname not in ("embedding", "search_vector")
 ))
 _LIVE_DUPLICATES_SQL = (
-    f"SELECT {_LIVE_ROWS.select_list('m')} FROM {Memory._meta.db_table} m "
+    f'SELECT {_LIVE_ROWS.select_list("m")} FROM "{Memory._meta.db_table}" m '
     "WHERE m.store_id = %s AND m.user_id = ANY(%s) AND m.content_hash = ANY(%s) "
     # Spelled as the partial unique index's predicate (unique_live_memory_content), which the planner then uses.
-    f"AND m.status IN ({', '.join(repr(str(status)) for status in Memory.LIVE_STATUSES)})"
+    "AND m.status IN ({})".format(", ".join(f"'{status}'" for status in Memory.LIVE_STATUSES))
 )
 
 

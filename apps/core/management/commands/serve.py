@@ -57,7 +57,8 @@ def _web_workers() -> int:
     thread at a time, and with a single one concurrent requests queue for it while the other cores idle."""
     if os.environ.get("WEB_CONCURRENCY"):
         return int(os.environ["WEB_CONCURRENCY"])
-    return max(1, min(4, len(os.sched_getaffinity(0))))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, cores))
 
 
 class Command(BaseCommand):
