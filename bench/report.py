@@ -183,15 +183,16 @@ def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-# The search benches' servers run without the query-vector cache (their questions repeat).
-UNCACHED_QUERIES = ", query vectors not cached (EMBEDDING_QUERY_CACHE_SIZE=0: every search embeds its question)"
-
-
-def server_description(web_workers: int) -> str:
+def server_description(web_workers: int, env: dict[str, str] | None = None) -> str:
+    """The server as run: its processes and settings, from `env` (the environment it was started with) when given."""
     from django.conf import settings
 
+    env = env or os.environ
     pool = f"on, max {settings.DB_POOL_MAX_SIZE} per worker" if settings.DB_POOL else "off"
-    return f"uvicorn, {web_workers} web worker(s), DEBUG={os.environ.get('DEBUG', 'false')}, DB pool {pool}"
+    described = f"uvicorn, {web_workers} web worker(s), DEBUG={env.get('DEBUG', 'false')}, DB pool {pool}"
+    if env.get("EMBEDDING_QUERY_CACHE_SIZE") == "0":
+        described += ", query vectors not cached (EMBEDDING_QUERY_CACHE_SIZE=0: every search embeds its question)"
+    return described
 
 
 def worker_description() -> str:

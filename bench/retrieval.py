@@ -489,7 +489,7 @@ def main(argv=None) -> int:
     env = report.environment(
         script="retrieval.py",
         data=f"{data_description(args, data)}; embedders {', '.join(args.embedders)} ({DIMENSION} dimensions)",
-        server=report.server_description(args.web_workers) + report.UNCACHED_QUERIES,
+        server=report.server_description(args.web_workers, server_env),
         load_at_start=load_at_start,
     )
     log(f"scores ({len(data.questions)} questions, limit {args.limit}; R@10 per category):")

@@ -542,7 +542,7 @@ def main(argv=None) -> int:
     env = report.environment(
         script="search.py",
         data="; ".join(described),
-        server=report.server_description(args.web_workers) + report.UNCACHED_QUERIES,
+        server=report.server_description(args.web_workers, server_env),
         load_at_start=load_at_start,
     )
     results = section(

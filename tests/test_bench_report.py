@@ -73,3 +73,11 @@ def test_a_page_without_a_summary_gets_it_right_under_its_title(tmp_path):
     end = "<!-- /section:beta -->"
     beta = without_summary[without_summary.index("<!-- section:beta -->"): without_summary.index(end) + len(end)]
     assert beta in text, "the other section changed"
+
+
+def test_the_server_is_described_from_the_environment_it_was_started_with(settings):
+    settings.DB_POOL = True
+    uncached = report.server_description(2, {"DEBUG": "false", "EMBEDDING_QUERY_CACHE_SIZE": "0"})
+    assert uncached.startswith("uvicorn, 2 web worker(s), DEBUG=false, DB pool on")
+    assert "query vectors not cached" in uncached
+    assert "query vectors" not in report.server_description(2, {"DEBUG": "false"})

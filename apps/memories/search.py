@@ -142,7 +142,7 @@ def _search_explained(*, store: MemoryStore, search: SearchQuery, query_vector: 
     ctes.append(_fused_cte(search.mode, ranking, params))
     sql = _page_sql(ctes, search, params)
     through_index = search.mode != "keyword" and search.user_id is None and search.session_id is None
-    hits = _hits(_run(sql, params, candidates, through_index=through_index), store)
+    hits = _run(sql, params, candidates, store, through_index=through_index)
     if not (search.explain and search.mode in ("hybrid", "keyword")):
         return SearchResult(hits=hits, ranking=ranking)
     return SearchResult(hits=hits, ranking=ranking, **_keyword_statistics(where, params))
@@ -431,43 +431,35 @@ def _page_sql(ctes: list[str], search: SearchQuery, params: dict) -> str:
     """
 
 
-def _run(sql: str, params: dict, candidates: int, *, through_index: bool) -> list[Memory]:
+def _run(sql: str, params: dict, candidates: int, store: MemoryStore, *, through_index: bool) -> list[SearchHit]:
     if candidates <= _DEFAULT_EF_SEARCH or not through_index:
         # hnsw.iterative_scan is set on every connection (settings.DATABASES OPTIONS), so the common case is
         # a single statement. A search scoped to a user or a session compares its memories exactly unless it
         # holds thousands, and then the iterative scan still brings the whole pool.
-        return _page(sql, params)
+        return _page(sql, params, store)
     # A store-wide search with a pool wider than HNSW's default search breadth: widen it for this query only
     # (connection-wide, it would make the planner shun the index for every search of a mid-sized store).
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(candidates)])
-        return _page(sql, params)
+        return _page(sql, params, store)
 
 
-def _page(sql: str, params: dict) -> list[Memory]:
-    """The page's memories, each with its search columns (the ones after the memory's own) as attributes."""
+def _page(sql: str, params: dict, store: MemoryStore) -> list[SearchHit]:
+    """The page's hits: each row is a memory's columns, then its search columns."""
     with server_binding_cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    memories = []
+    hits = []
     for row in rows:
         memory = _PAGE_ROWS.load(row[: len(_PAGE_ROWS)])
-        (memory.search_score, memory.vector_rank, memory.keyword_rank, memory.similarity,
-         memory.keyword_score) = row[len(_PAGE_ROWS):]
-        memories.append(memory)
-    return memories
-
-
-def _hits(rows: list[Memory], store: MemoryStore) -> list[SearchHit]:
-    hits = []
-    for memory in rows:
         memory.store = store
+        score, vector_rank, keyword_rank, similarity, keyword_score = row[len(_PAGE_ROWS):]
         hits.append(SearchHit(
             memory=memory,
-            score=float(memory.search_score),
-            vector_rank=memory.vector_rank,
-            keyword_rank=memory.keyword_rank,
-            similarity=None if memory.similarity is None else float(memory.similarity),
-            keyword_score=None if memory.keyword_score is None else float(memory.keyword_score),
+            score=float(score),
+            vector_rank=vector_rank,
+            keyword_rank=keyword_rank,
+            similarity=None if similarity is None else float(similarity),
+            keyword_score=None if keyword_score is None else float(keyword_score),
         ))
     return hits

@@ -3,6 +3,7 @@ import os
 import threading
 from pathlib import Path
 
+from apps.core.cores import usable_cores
 from apps.core.embeddings.base import Embedder, EmbeddingError
 
 logger = logging.getLogger(__name__)
@@ -92,8 +93,7 @@ def _batch_workers(threads: int) -> int:
     """How many chunks of one long list run at once: the cores, each run taking `threads` of them."""
     if threads == 0:
         return 1  # each run already takes every core
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, cores // threads)
+    return max(1, usable_cores() // threads)
 
 
 def _not_installed() -> EmbeddingError:

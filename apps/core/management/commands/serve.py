@@ -9,6 +9,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from apps.core.cores import usable_cores
+
 # After this long a stopping child still has work in hand (a q2 worker in the middle of a task, a slow
 # request): its process group is ended. That is safe for a task: q2 delivers an unacknowledged task again
 # after Q_RETRY_SECONDS, and an extraction job is claimed under a lease that expires.
@@ -57,8 +59,7 @@ def _web_workers() -> int:
     thread at a time, and with a single one concurrent requests queue for it while the other cores idle."""
     if os.environ.get("WEB_CONCURRENCY"):
         return int(os.environ["WEB_CONCURRENCY"])
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(4, cores))
+    return min(4, usable_cores())
 
 
 class Command(BaseCommand):
