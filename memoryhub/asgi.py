@@ -1,5 +1,7 @@
 import asyncio
+import logging
 import os
+import threading
 
 import django
 
@@ -29,15 +31,53 @@ class BrowserOriginValidator(OriginValidator):
         return parsed_origin is None or super().valid_origin(parsed_origin)
 
 
+logger = logging.getLogger(__name__)
+
+
+def _load_embedders_in_background() -> None:
+    """The stores' local models, loaded while the process already serves: a search that comes first waits for the
+    load under way instead of starting its own."""
+    from django.db import connections
+
+    from apps.memories.services import store_embedders_load
+
+    def load() -> None:
+        try:
+            loaded = store_embedders_load()
+            if loaded:
+                logger.info("Embedders loaded at start: %s", ", ".join(loaded))
+        except Exception:  # noqa: BLE001 - the first search loads it then, and says what is wrong
+            logger.warning("Could not load the stores' embedders at start.", exc_info=True)
+        finally:
+            connections.close_all()
+
+    threading.Thread(target=load, name="embedder load", daemon=True).start()
+
+
 class BindLiveEventLoop:
-    """Live events from request threads are sent from the server's loop, where the websocket consumers are."""
+    """Live events from request threads are sent from the server's loop, where the websocket consumers are.
+    Also answers the server's lifespan messages: at startup, the stores' models start loading (EMBEDDING_LOAD_AT_START)."""
 
     def __init__(self, app):
         self.app = app
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] == "lifespan":
+            return await self._lifespan(receive, send)
         live.bind_event_loop(asyncio.get_running_loop())
         return await self.app(scope, receive, send)
+
+    @staticmethod
+    async def _lifespan(receive, send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                if settings.EMBEDDING_LOAD_AT_START:
+                    _load_embedders_in_background()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
 
 
 application = BindLiveEventLoop(

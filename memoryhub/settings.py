@@ -264,6 +264,8 @@ EMBEDDING_LOCAL_DEVICE = env_str("EMBEDDING_LOCAL_DEVICE", "cpu")
 EMBEDDING_LOCAL_THREADS = env_int("EMBEDDING_LOCAL_THREADS", 1, minimum=0)
 # Search queries whose vectors each process keeps (least recently used out; 0: none).
 EMBEDDING_QUERY_CACHE_SIZE = env_int("EMBEDDING_QUERY_CACHE_SIZE", 1024, minimum=0)
+# A web process starts loading the local models its stores use as it starts, instead of at its first search.
+EMBEDDING_LOAD_AT_START = env_bool("EMBEDDING_LOAD_AT_START", True)
 # What runs the local model: onnx (ONNX Runtime on an export of the shipped weights, made once under
 # DATA_DIR/models), torch (sentence-transformers), or auto: onnx when it can on the CPU, else torch. Same vectors.
 EMBEDDING_LOCAL_RUNTIME = env_str("EMBEDDING_LOCAL_RUNTIME", "auto")
@@ -315,6 +317,10 @@ EXTRACTION_RETRY_BACKOFF_SECONDS = env_int("EXTRACTION_RETRY_BACKOFF_SECONDS", 1
 EXTRACTION_LEASE_SECONDS = env_int("EXTRACTION_LEASE_SECONDS", 15, minimum=3)
 # Run extraction jobs in the enqueuing process instead of a q2 worker (tests of the logic, not the queue).
 EXTRACTION_RUN_INLINE = env_bool("EXTRACTION_RUN_INLINE", False)
+# After its own job, a worker's task runs the rules jobs queued behind it for up to this long (0: only its own).
+EXTRACTION_DRAIN_SECONDS = env_float("EXTRACTION_DRAIN_SECONDS", 2.0)
+if EXTRACTION_DRAIN_SECONDS < 0:
+    raise ImproperlyConfigured("EXTRACTION_DRAIN_SECONDS must not be negative")
 EXTRACTION_NEAR_DUPLICATE_SIMILARITY = env_float("EXTRACTION_NEAR_DUPLICATE_SIMILARITY", 0.92)
 # Defaults of the stores' extraction_config. auto: llm when a model is configured (LLM_API_KEY or LLM_BASE_URL),
 # rules otherwise; llm needs a model (both checked by apps/extraction/checks.py).

@@ -3,7 +3,7 @@
 from apps.memories.services.create import MemoryInput, MemoryWriteResult, memory_bulk_create, memory_create
 from apps.memories.services.erase import memory_hard_delete
 from apps.memories.services.revisions import SNAPSHOT_FIELDS, memory_snapshot
-from apps.memories.services.stores import store_create, store_delete, store_update
+from apps.memories.services.stores import store_create, store_delete, store_embedders_load, store_update
 from apps.memories.services.update import (
     memory_add_provenance,
     memory_approve,
@@ -34,6 +34,7 @@ __all__ = [
     "memory_supersede",
     "memory_update",
     "store_create",
+    "store_embedders_load",
     "store_delete",
     "store_update",
 ]

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from apps.core.admin_log import admin_log_forget
-from apps.core.embeddings import resolve_embedding_config
+from apps.core.embeddings import get_embedder, resolve_embedding_config
 from apps.core.errors import ApplicationError, ConflictError
 from apps.memories.models import MemoryStore
 from apps.memories.quotas import check_store_quota
@@ -107,3 +107,23 @@ def store_delete(*, store: MemoryStore) -> dict:
         admin_log_forget(MemoryStore.objects.filter(pk=store.pk))  # its memories, sessions... quoted there
         store.delete()
     return {"memories": memories}
+
+
+# Embedders whose model runs in this process and takes a while to load; the others (hash, an HTTP API) are ready.
+_LOADED_MODEL_PROVIDERS = ("local",)
+
+
+def store_embedders_load() -> list[str]:
+    """Load (and run once) the models of the embedders that stores use, so that the first search a new process
+    serves does not wait for them (about a second for MiniLM). Returns the embedders loaded, as provider:model."""
+    loaded = []
+    in_use = (
+        MemoryStore.objects.filter(embedding_provider__in=_LOADED_MODEL_PROVIDERS)
+        .values_list("embedding_provider", "embedding_model", "embedding_dimension")
+        .order_by()
+        .distinct()
+    )
+    for provider, model, dimension in in_use:
+        get_embedder(provider=provider, model=model, dimension=int(dimension)).embed(["warm up"])
+        loaded.append(f"{provider}:{model}")
+    return loaded

@@ -92,7 +92,13 @@ def memory_update(
                     code="duplicate_memory",
                     details={"existing_id": str(clash.pk)},
                 )
-        locked.save()
+        # Only what changed: the row is rewritten either way, but PostgreSQL neither recomputes the text search
+        # vector of unchanged content nor writes values that are already there.
+        changed = {"superseded_by" if name == "superseded_by_id" else name for name in after
+                   if before[name] != after[name]}
+        if new_hash is not None:
+            changed |= {"content_hash", "embedding"}
+        locked.save(update_fields=sorted(changed | {"updated_at"}))
         revision_for(
             memory=locked,
             action=_action_for(before, after),
