@@ -17,8 +17,10 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import OriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.db import connections  # noqa: E402
 
 from apps.memories import live  # noqa: E402
+from apps.memories.services import store_embedders_load  # noqa: E402
 from memoryhub.routing import websocket_urlpatterns  # noqa: E402
 
 
@@ -37,9 +39,6 @@ logger = logging.getLogger(__name__)
 def _load_embedders_in_background() -> None:
     """The stores' local models, loaded while the process already serves: a search that comes first waits for the
     load under way instead of starting its own."""
-    from django.db import connections
-
-    from apps.memories.services import store_embedders_load
 
     def load() -> None:
         try:
@@ -62,9 +61,9 @@ class BindLiveEventLoop:
         self.app = app
 
     async def __call__(self, scope, receive, send):
+        live.bind_event_loop(asyncio.get_running_loop())
         if scope["type"] == "lifespan":
             return await self._lifespan(receive, send)
-        live.bind_event_loop(asyncio.get_running_loop())
         return await self.app(scope, receive, send)
 
     @staticmethod

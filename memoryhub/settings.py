@@ -317,7 +317,8 @@ EXTRACTION_RETRY_BACKOFF_SECONDS = env_int("EXTRACTION_RETRY_BACKOFF_SECONDS", 1
 EXTRACTION_LEASE_SECONDS = env_int("EXTRACTION_LEASE_SECONDS", 15, minimum=3)
 # Run extraction jobs in the enqueuing process instead of a q2 worker (tests of the logic, not the queue).
 EXTRACTION_RUN_INLINE = env_bool("EXTRACTION_RUN_INLINE", False)
-# After its own job, a worker's task runs the rules jobs queued behind it for up to this long (0: only its own).
+# After its own job, a worker's task runs the rules jobs queued behind it until this long after it started, plus the
+# job in hand (0: only its own).
 EXTRACTION_DRAIN_SECONDS = env_float("EXTRACTION_DRAIN_SECONDS", 2.0)
 if EXTRACTION_DRAIN_SECONDS < 0:
     raise ImproperlyConfigured("EXTRACTION_DRAIN_SECONDS must not be negative")
@@ -352,6 +353,9 @@ Q_CLUSTER = {
 }
 if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:
     raise ImproperlyConfigured("Q_RETRY_SECONDS must be larger than Q_TIMEOUT_SECONDS")
+# A task runs queued jobs until this long after it started, plus the one in hand: well within q2's timeout.
+if EXTRACTION_DRAIN_SECONDS * 2 > Q_CLUSTER["timeout"]:
+    raise ImproperlyConfigured("EXTRACTION_DRAIN_SECONDS must be at most half of Q_TIMEOUT_SECONDS")
 # Every q2 worker process records a heartbeat and queues again the jobs whose lease ran out, this often.
 WORKER_HEARTBEAT_SECONDS = env_float("WORKER_HEARTBEAT_SECONDS", 5.0)
 if WORKER_HEARTBEAT_SECONDS <= 0:

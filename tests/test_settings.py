@@ -85,3 +85,10 @@ def test_database_url_is_used_instead_of_the_embedded_server(settings):
     result = _manage("shell", "-c", code, DATABASE_URL=url, EMBEDDED_PG_DIR="/nonexistent/never-started")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1].split() == [settings.EMBEDDED_PG_DATABASE, host]
+
+
+def test_a_worker_may_not_drain_jobs_for_longer_than_half_of_its_task_timeout():
+    result = _manage("check", EXTRACTION_DRAIN_SECONDS="200", Q_TIMEOUT_SECONDS="300")
+    assert result.returncode != 0
+    assert "EXTRACTION_DRAIN_SECONDS must be at most half of Q_TIMEOUT_SECONDS" in result.stderr
+    assert _manage("check", EXTRACTION_DRAIN_SECONDS="150", Q_TIMEOUT_SECONDS="300").returncode == 0

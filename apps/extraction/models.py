@@ -65,6 +65,10 @@ class ExtractionJob(BaseModel):
             # A flush reports the newest jobs of a session that reach past a seq: a bounded index scan,
             # however many jobs a long session has had.
             models.Index(fields=["session", "to_seq"], name="job_session_to_seq"),
+            # A worker's next job (services._NEXT_QUEUED): the oldest queued one of an extractor, found among the
+            # queued jobs only, however many jobs have ever run.
+            models.Index(fields=["extractor", "created_at", "id"], condition=models.Q(status="queued"),
+                         name="job_queued_by_extractor"),
         ]
 
     def __str__(self):

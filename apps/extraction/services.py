@@ -25,6 +25,7 @@ from apps.memories.models import MemoryStore
 from apps.memories.services.events import events_collected, events_publish
 from apps.memories.store_settings import extraction_settings_for, extractor_problem, resolve_extractor
 from apps.tenancy.models import Tenant
+from memoryhub.logging import log_context
 
 logger = logging.getLogger(__name__)
 
@@ -251,8 +252,20 @@ def extraction_job_run_next(*, extractor: str = "rules") -> JobOutcome | None:
     job = _claim(extractor=extractor)
     if job is None:
         return None
-    with _job_leases.holding(job.pk, job.attempts):
+    with log_context(job_id=str(job.pk)), _job_leases.holding(job.pk, job.attempts):
         return _run_claimed(job)
+
+
+def extraction_jobs_run_queued(*, extractor: str, until: float) -> list[JobOutcome]:
+    """Run the due queued jobs of `extractor`, oldest first, until there are none or time.monotonic() reaches
+    `until` (checked between jobs: the job in hand is finished)."""
+    outcomes = []
+    while time.monotonic() < until:
+        outcome = extraction_job_run_next(extractor=extractor)
+        if outcome is None:
+            break
+        outcomes.append(outcome)
+    return outcomes
 
 
 def _run_claimed(job: ExtractionJob) -> JobOutcome:
@@ -270,15 +283,7 @@ def _run_claimed(job: ExtractionJob) -> JobOutcome:
         base_seq = session.extracted_seq
         counts = None
         if base_seq < job.to_seq:
-            rows = list(
-                Message.objects.filter(session=session, seq__gt=base_seq, seq__lte=job.to_seq)
-                .only("seq", "role", "text", "created_at")  # not the content blocks
-                .order_by("seq")
-            )
-            messages = [
-                ConversationMessage(seq=row.seq, role=row.role, text=row.text, created_at=row.created_at)
-                for row in rows
-            ]
+            messages = _messages_to_extract(session, after_seq=base_seq, to_seq=job.to_seq)
             existing, user_name = related_memories(
                 store=job.store, user_id=session.user_id, messages=messages, search=job.extractor != "rules"
             )
@@ -294,15 +299,11 @@ def _run_claimed(job: ExtractionJob) -> JobOutcome:
                 job.extractor, job.fallback_reason = "rules", f"{exc.__class__.__name__}: {exc}"[:4000]
                 candidates = get_extractor("rules").extract(messages=messages, existing=existing, user_name=user_name)
         with transaction.atomic(), events_collected():
-            locked = Session.objects.select_for_update().get(pk=session.pk)
-            locked.store = job.store
             # Results commit only while this run holds the job: its lease may have run out (the database was out
-            # of reach longer than the lease) and the job been queued again for another run. The row stays locked
-            # until the commit, so the lease sweep cannot take the job in between.
-            if not ExtractionJob.objects.select_for_update().filter(
-                pk=job.pk, status=ExtractionJob.Status.RUNNING, attempts=job.attempts
-            ).exists():
-                raise LeaseLost
+            # of reach longer than the lease) and the job been queued again for another run. The job's row stays
+            # locked until the commit, so the lease sweep cannot take the job in between.
+            locked = _lock_session_of_held_job(job)
+            locked.store = job.store
             if locked.extracted_seq != base_seq:
                 raise ConflictError("Another run extracted this session meanwhile; retrying.")
             if base_seq < job.to_seq:
@@ -339,6 +340,41 @@ def _run_claimed(job: ExtractionJob) -> JobOutcome:
     except Exception as exc:  # noqa: BLE001 - every failure is recorded on the job and retried
         logger.warning("Extraction job %s failed (attempt %s): %s", job.pk, job.attempts, exc, exc_info=True)
         return _failed(_record_failure(job=job, error=exc, started=started))
+
+
+_MESSAGES_SQL = (
+    f'SELECT seq, role, text, created_at FROM "{Message._meta.db_table}" '  # not the content blocks
+    "WHERE session_id = %s AND seq > %s AND seq <= %s ORDER BY seq"
+)
+
+
+def _messages_to_extract(session: Session, *, after_seq: int, to_seq: int) -> list[ConversationMessage]:
+    with connection.cursor() as cursor:
+        cursor.execute(_MESSAGES_SQL, [session.pk, after_seq, to_seq])
+        return [ConversationMessage(seq=seq, role=role, text=text, created_at=created_at)
+                for seq, role, text, created_at in cursor.fetchall()]
+
+
+# The session locked, and the job with it: whether this run still holds it, in one round trip.
+_LOCK_SESSION_AND_JOB = f"""
+    SELECT {_SESSION_ROWS.select_list("s")}, j.status = 'running' AND j.attempts = %(attempts)s
+      FROM "{Session._meta.db_table}" s
+      JOIN "{ExtractionJob._meta.db_table}" j ON j.session_id = s.id
+     WHERE s.id = %(session)s AND j.id = %(job)s
+       FOR UPDATE OF s, j
+"""
+
+
+def _lock_session_of_held_job(job: ExtractionJob) -> Session:
+    """The job's session, locked with the job; LeaseLost if this run no longer holds the job."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LOCK_SESSION_AND_JOB, {"session": job.session_id, "job": job.pk, "attempts": job.attempts})
+        row = cursor.fetchone()
+    if row is None:
+        raise Session.DoesNotExist("The session was deleted, and its jobs with it.")
+    if not row[-1]:
+        raise LeaseLost
+    return _SESSION_ROWS.load(row[:-1])
 
 
 def _failed(job: ExtractionJob | None) -> JobOutcome:

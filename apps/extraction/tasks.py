@@ -21,22 +21,13 @@ def run_extraction_job(job_id: str) -> str:
         result = "not claimed (done, running elsewhere, or not yet due)"
     if settings.EXTRACTION_RUN_INLINE:  # a web request running its own job inline runs no one else's
         return result
-    drained = _run_queued_rules_jobs(until=started + settings.EXTRACTION_DRAIN_SECONDS)
-    return f"{result}; then {drained} queued job(s)" if drained else result
-
-
-def _run_queued_rules_jobs(*, until: float) -> int:
-    """The rules jobs queued behind this one, run here until the deadline: their own tasks, delivered later, find
-    them done. Not the model's: its jobs are slow and run side by side on the cluster's workers."""
-    ran = 0
-    while time.monotonic() < until:
-        outcome = services.extraction_job_run_next(extractor="rules")
-        if outcome is None:
-            break
-        if outcome.claimed:
-            extraction_job_run_observe(outcome.job)
-        ran += 1
-    return ran
+    # The rules jobs queued behind this one: their own tasks, delivered later, find them done. Not the model's: its
+    # jobs are slow and run side by side on the cluster's workers.
+    drained = services.extraction_jobs_run_queued(extractor="rules", until=started + settings.EXTRACTION_DRAIN_SECONDS)
+    for each in drained:
+        if each.claimed:
+            extraction_job_run_observe(each.job)
+    return f"{result}; then {len(drained)} queued job(s)" if drained else result
 
 
 def sweep() -> dict:

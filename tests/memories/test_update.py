@@ -55,3 +55,16 @@ def test_a_supersede_writes_the_status_the_successor_and_the_end_of_validity(ten
     assert _updated_columns(queries) == {"status", "superseded_by_id", "valid_to", "updated_at"}
     stored = Memory.objects.get(pk=old.pk)
     assert (stored.status, stored.superseded_by_id) == ("superseded", new.pk) and stored.valid_to is not None
+
+
+
+def test_new_content_given_with_a_stale_copy_still_gets_its_hash_and_vector(tenant_a, add_memory):
+    memory = add_memory(tenant_a.store, "The user lives in Lisbon")
+    stale = Memory.objects.get(pk=memory.pk)
+    stale.content = "The user lives in Porto"  # the caller's copy already says what it writes; the row does not
+
+    memory_update(memory=stale, changes={"content": "The user lives in Porto"}, actor=ACTOR)
+
+    stored = Memory.objects.get(pk=memory.pk)
+    assert (stored.content, stored.content_hash) == ("The user lives in Porto", content_hash("The user lives in Porto"))
+    assert list(stored.embedding) == pytest.approx(tenant_a.store.embedder.embed(["The user lives in Porto"])[0])

@@ -64,6 +64,11 @@ def memory_update(
         if from_statuses is not None and locked.status not in from_statuses:
             raise ConflictError(f"This does not apply to a memory that is {locked.get_status_display().lower()}.",
                                 code="invalid_status", details={"status": locked.status})
+        if "content" in changes and changes["content"] != locked.content and new_hash is None:
+            # The caller's copy was stale: it already had this content, the row has other content since.
+            check_content(store, changes["content"])
+            new_hash = content_hash(changes["content"])
+            new_vector = embed_texts(store, [changes["content"]])[0]
         before = memory_snapshot(locked)
         for name, value in changes.items():
             setattr(locked, name, value)
@@ -92,8 +97,8 @@ def memory_update(
                     code="duplicate_memory",
                     details={"existing_id": str(clash.pk)},
                 )
-        # Only what changed: the row is rewritten either way, but PostgreSQL neither recomputes the text search
-        # vector of unchanged content nor writes values that are already there.
+        # Only the columns that changed: PostgreSQL recomputes the text search vector only when the content is among
+        # the columns written, and the statement carries no values that are already there.
         changed = {"superseded_by" if name == "superseded_by_id" else name for name in after
                    if before[name] != after[name]}
         if new_hash is not None:
