@@ -31,6 +31,7 @@ from apps.extraction.redaction import (
     emails_named_after,
     is_contact_detail,
     mentions_person,
+    names_contact,
     names_person,
     without_employer,
     without_value,
@@ -117,6 +118,7 @@ class _LiveMemories:
             for name in person.split():  # "Beatriz" in "beatriz.nogueira@...", "pryce" in "g.pryce@..."
                 if len(name) >= 3:
                     relevant |= Q(content__icontains=name)
+            relevant |= Q(metadata__subject__startswith=f"contact:{person}")  # "my assistant": "The user's PA, ..."
         for value in sorted({retired.old for c in candidates for retired in _retired_values(c)}):
             relevant |= Q(content__icontains=re.split(r"[\s$€£¥]+", value.strip("$€£¥"))[0])  # read exactly below
         for topic in [c.metadata["topic"] for c in candidates if c.action == "delete" and c.metadata.get("topic")]:
@@ -192,8 +194,11 @@ class _LiveMemories:
         naming = [memory for memory in self.memories.values()
                   if names_retracted_value(candidate, memory.content, (memory.metadata or {}).get("subject"))]
         if topic := metadata.get("topic"):  # "remove the note about he lost his job": the notes about it
+            # "the note about my surgery": a free-form note holding the word; a detail with a subject is not a note
+            notes_only = bool(metadata.get("notes_only"))
             naming += [memory for memory in self.memories.values()
-                       if names_topic(memory.content, topic) and memory not in naming]
+                       if names_topic(memory.content, topic, least=1 if notes_only else 2) and memory not in naming
+                       and not (notes_only and (memory.metadata or {}).get("subject"))]
             return naming, []
         if person and not detail and person[:1].isupper():  # "take Alex off the account": the notes naming Alex too
             naming += [memory for memory in self.memories.values()
@@ -217,7 +222,8 @@ class _LiveMemories:
         value = str(metadata.get("value") or "")
         for memory in list(self.memories.values()):
             named = emails_named_after(memory.content, person) if person and not detail else []
-            if detail is None and (person and names_person(memory.content, person) or not person and value and (
+            if detail is None and (person and names_contact(memory.content, memory.metadata.get("subject"), person)
+                                   or not person and value and (
                     value.casefold() in memory.content.casefold())):
                 if person or not is_contact_detail(value):
                     whole.append(memory)  # a person, an order number: the memory is about them

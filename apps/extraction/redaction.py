@@ -89,6 +89,18 @@ def names_person(content: str, person: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(person.strip())}(?!\w)", content, flags) is not None
 
 
+def names_contact(content: str, subject: str | None, person: str) -> bool:
+    """Whether a memory is about `person`: one named by name as names_person reads it; one known by their relation
+    to the user alone ("assistant", "wife"), where the memory is that contact's or says whose they are ("the user's
+    assistant", "their personal assistant"). A relation word on its own is not enough: "the assistant" is the agent
+    in what memories say, and "my assistant's details" must not take the memories that mention it."""
+    if person[:1].isupper() or len(person.split()) > 1:
+        return names_person(content, person)
+    relation = re.escape(person.strip())
+    return (subject or "").startswith(f"contact:{person.strip()}") or re.search(
+        rf"\b(?:user's|their|his|her|my|our)\s+(?:[\w-]+\s+)?{relation}s?(?!\w)", content, re.I) is not None
+
+
 def emails_named_after(content: str, person: str) -> list[str]:
     """The email addresses in `content` whose local part names `person`: their first name or initial together with
     their surname ("gareth.pryce@", "gpryce@" for Gareth Pryce)."""

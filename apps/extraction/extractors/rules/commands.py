@@ -18,7 +18,7 @@ from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.dates import MONTHS, WEEKDAYS, find_dates
 from apps.extraction.extractors.rules.facts import org_value, place_value
 from apps.extraction.extractors.rules.identifiers import identifier_kind, identifiers
-from apps.extraction.extractors.rules.people import contact_named, someones_detail
+from apps.extraction.extractors.rules.people import contact_named, pronoun_fits, someones_detail
 from apps.extraction.extractors.rules.person import rewrite_first_person
 from apps.extraction.extractors.rules.preferences import object_key
 from apps.extraction.extractors.rules.text import MAX_CLAUSE_CHARS, Clause, split_clauses, strip_filler, topic_words
@@ -519,19 +519,35 @@ def forgotten_values(what: str) -> list[str]:
 
 def _contact_forgotten(what: str, ctx: RuleContext) -> list[Candidate]:
     """"Take my partner off the account", "remove Sam Keller from my contacts": the contact and what names them."""
-    if (named := contact_named(what)) is None:
+    if (named := contact_named(what) or _contact_meant_by(what, ctx)) is None:
         return []
     relation, name = named
     if relation and not name and not _ABOUT_DATA.search(ctx.sentence) and not (
             _OFF_THE_ACCOUNT.search(ctx.sentence) and not _AS_A_USER.search(ctx.sentence)):
         return []  # "take my husband off the account as a user" changes who may act, it does not erase who he is
-    if relation is None and (len(name.split()) < 2 and not _CONTACT_CONTEXT.search(ctx.sentence) or ctx.person.known
-                             and name.casefold() in ctx.person.known.casefold()):
-        return []  # a first name alone is someone only where the request is about contacts; never the user
+    known_names = {said for _, known in ctx.people if known for said in (known.casefold(), known.casefold().split()[0])}
+    one_of_theirs = bool(name) and name.casefold() in known_names
+    if relation is None and (len(name.split()) < 2 and not (_CONTACT_CONTEXT.search(ctx.sentence) or one_of_theirs)
+                             or ctx.person.known and name.casefold() in ctx.person.known.casefold()):
+        # a first name alone is someone where the request is about contacts, or one of the user's people ("please
+        # remove Tomasz" after "my brother Tomasz is my emergency contact"); never the user
+        return []
     rest = f"asked to forget their {relation}" + (f" {name}" if name else "") if relation else f"asked to forget {name}"
     candidate = _delete(ctx, f"contact:{relation}" if relation else None, rest, "retract.forget", value=name)
     candidate.metadata["person"] = name or relation
     return [candidate]
+
+
+def _contact_meant_by(pronoun: str, ctx: RuleContext) -> tuple[str | None, str | None] | None:
+    """Whom "remove him" / "take her off" means: the contact named just before in the message, else the one of the
+    user's people the pronoun fits; None when it is no such pronoun, fits none of them or several."""
+    pronoun = {"him": "his", "her": "her"}.get(pronoun.strip().lower())
+    if pronoun is None:
+        return None
+    if ctx.last_named and pronoun_fits(pronoun, ctx.last_named[0]):
+        return ctx.last_named
+    fitting = {(relation, name) for relation, name in ctx.people if pronoun_fits(pronoun, relation)}
+    return fitting.pop() if len(fitting) == 1 else None
 
 
 # "take my wife off the account": she is no longer one of the account's people; "... as an authorised user" only
@@ -648,7 +664,22 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         # "remove the Amex from my profile": whatever memory names it
         said = re.sub(r"^(?:my|our)\b", "their", what, flags=re.I)
         return [_delete(ctx, None, f"asked to forget {said}", "retract.forget", value=named.group("thing"))]
+    if note and (own := re.match(r"(?:my|our)\s+(?P<thing>[\w-]+(?:\s+[\w-]+)?)$", note.group("topic").strip(), re.I)) and (
+            words := topic_words(own.group("thing"))) and not lexicon.COMMON_WORDS.intersection(words) and not (
+            _subject_noun(own.group("thing"))):  # "my medical condition" is the health subject, read elsewhere
+        # "remove the note about my surgery": the free-form notes holding its words, however few
+        said = re.sub(r"^The\b", "the", rewrite_first_person(note.group("topic"), ctx.person))
+        candidate = _delete(ctx, None, f"asked to forget the note about {said}", "retract.forget")
+        candidate.metadata.update(topic=words, notes_only=True)
+        return [candidate]
     return []  # "forget it", "delete my account": not a memory we can name
+
+
+def _subject_noun(thing: str) -> str | None:
+    """The subject a noun names ("medical condition", "my usual pharmacy"'s "pharmacy"), or None."""
+    thing = thing.casefold()
+    return next((subject for noun, subject in lexicon.SUBJECT_NOUNS.items()
+                 if thing == noun or thing.endswith(f" {noun}")), None)
 
 
 _PLACE_ADDRESS = re.compile(r"^(?:the|my|our|that)\s+(?:(?:old|previous|former|last)\s+)?(?P<place>(?-i:[A-Z][\w'-]*)"

@@ -64,6 +64,7 @@ from apps.extraction.extractors.rules.people import (
     contacts_named_in_passing,
     mentioned_contact,
     people_named,
+    pronoun_fits,
     relation_named_after,
     relations_email,
     with_pronouns_resolved,
@@ -200,7 +201,8 @@ class RulesExtractor:
             # a known contact this message names comes first, then the one the agent's question just asked about
             # ("Should I keep Lerato's number?" / "No, please remove her number"), then one named earlier in the batch
             whom = (_named_known_contact(known_contacts, item.message.text) or _asked_about(before, people)
-                    or talked_about or _named_known_contact(known_contacts, f"{before}\n{item.message.text}"))
+                    or talked_about or _named_known_contact(known_contacts, f"{before}\n{item.message.text}")
+                    or _only_known_contact(known_contacts, item.message.text))
             offer = before if index and parsed[index - 1].message.role == "assistant" else ""
             # a change the customer asked for ("could she do Tuesdays instead of Wednesdays?") and no fact of theirs
             # carried: the agent's reply just after, confirming it, retires the old value
@@ -366,6 +368,42 @@ def _named_known_contact(known: set[tuple[str, str | None]], text: str) -> tuple
     if len(relations) != 1:
         return None
     relation, name = sorted(named, key=lambda contact: contact[1] is None)[0]
+    return relation, name.title() if name else None
+
+
+_THIRD_PERSON_POSSESSIVE = re.compile(r"\b(?P<pronoun>his|her|their)\b", re.I)
+
+
+# "our cleaner", "the new tenant", "a colleague": someone the message itself may mean by "her"; details are not anyone.
+_SOMEONE_SAID = re.compile(r"\b(?:my|our|the|a|an|this|that)\s+(?!(?:own|new|old|current|number|phone|mobile|landline"
+                           r"|e-?mail|address|details?|info|information|data|account|records?|file|system|contact)\b)"
+                           r"[a-z][\w-]*", re.I)
+
+
+def _may_name_someone(text: str) -> bool:
+    """Whether a message may name the one its "her" means: a noun phrase of a person's kind ("our cleaner"), or a
+    capitalised word inside a sentence ("... Maria has left us")."""
+    if _SOMEONE_SAID.search(text):
+        return True
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        words = re.findall(r"[\w'-]+", sentence)
+        if any(word[:1].isupper() and word != "I" and not word.startswith("I'") for word in words[1:]):
+            return True
+    return False
+
+
+def _only_known_contact(known: set[tuple[str, str | None]], text: str) -> tuple[str, str | None] | None:
+    """The known contact a message naming no one means by "his", "her" or "their" ("we split up, please get rid of
+    his number") when exactly one of the user's contacts fits the pronoun; None for none or several, or for a message
+    using more than one of them."""
+    pronouns = {match.group("pronoun").lower() for match in _THIRD_PERSON_POSSESSIVE.finditer(text)}
+    if len(pronouns) != 1 or _may_name_someone(text):
+        return None
+    pronoun = pronouns.pop()
+    fitting = {(relation, name) for relation, name in known if pronoun_fits(pronoun, relation)}
+    if len({relation for relation, _ in fitting}) != 1 or len({name for _, name in fitting if name}) > 1:
+        return None
+    relation, name = sorted(fitting, key=lambda contact: contact[1] is None)[0]
     return relation, name.title() if name else None
 
 

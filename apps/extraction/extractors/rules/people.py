@@ -100,8 +100,10 @@ _NOT_NAME_WORDS = frozenset(lexicon.CONTACT_RELATIONS) | {"i", "i'm", "i'll", "i
 _MENTION = re.compile(rf"\bmy\s+(?:(?:{_MODIFIERS})\s+)?(?P<relation>{_RELATION_WORDS})\b"
                       r"(?:,?\s+(?P<name>(?-i:[A-Z][\w'-]*)(?:\s+(?-i:[A-Z][\w'-]*)){0,2}))?", re.I)
 # Also after a verb that asks to forget it: "please delete her number", "you can forget his email as well".
+# The verbs of commands._ERASE_VERBS (and "take ... off", "keep"): "get rid of her number" as "delete her number".
 _FORGET_VERBS_BEFORE = "".join(rf"|(?<=\b{verb}\s)" for verb in
-                               "remove delete forget erase drop take wipe clear keep store hold".split())
+                               ("remove delete forget erase drop take wipe clear keep store hold purge scrub scrap bin "
+                                "ditch discard").split()) + r"|(?<=\brid\sof\s)"
 _PRONOUN_DETAIL = re.compile(
     rf"(?:^|(?<=[,;:]\s)|(?<=\band\s){_FORGET_VERBS_BEFORE})(?P<pronoun>his|her|their)\s+(?=(?:[\w-]+\s+){{0,2}}?"
     r"(?:name|e-?mail|number|phone|mobile|cell|landline|line|address|date\s+of\s+birth|birthday|details|info)\b)",
@@ -278,6 +280,12 @@ def mentioned_contact(text: str) -> tuple[str, str | None] | None:
     return mention
 
 
+def pronoun_fits(pronoun: str, relation: str) -> bool:
+    """Whether "his", "her" or "their" can stand for a contact of `relation` ("her number": not the user's son's)."""
+    return {"his": relation not in lexicon.FEMALE_RELATIONS, "her": relation not in lexicon.MALE_RELATIONS,
+            "their": relation not in lexicon.MALE_RELATIONS | lexicon.FEMALE_RELATIONS}[pronoun.lower()]
+
+
 def with_pronouns_resolved(text: str, mention: tuple[str, str | None] | None, *, requests_only: bool = False) -> str:
     """`text` with "his/her/their <detail>" read as the mentioned contact's, where the pronoun fits the relation:
     after "my son Richard ...", "His number is 07831 664 920" -> "my son Richard's number is 07831 664 920".
@@ -285,8 +293,6 @@ def with_pronouns_resolved(text: str, mention: tuple[str, str | None] | None, *,
     if mention is None:
         return text
     relation, name = mention
-    fits = {"his": relation not in lexicon.FEMALE_RELATIONS, "her": relation not in lexicon.MALE_RELATIONS,
-            "their": relation not in lexicon.MALE_RELATIONS | lexicon.FEMALE_RELATIONS}
     # "my son Timur's number"; someone who works with the user by their name alone ("Sam Ito's email"), as no
     # pattern reads "my billing contact Sam Ito's"
     owner = f"{name}'s " if name and relation not in lexicon.CONTACT_RELATIONS else (
@@ -304,7 +310,7 @@ def with_pronouns_resolved(text: str, mention: tuple[str, str | None] | None, *,
             return match.group(0)
         if after_verb:
             before = re.split(r"[,;:]", before)[-1]  # "remove him from the family plan, and forget his email": his
-        if not fits[match.group("pronoun").lower()] or _SOMEONE_ELSE.search(before):
+        if not pronoun_fits(match.group("pronoun"), relation) or _SOMEONE_ELSE.search(before):
             return match.group(0)  # "The installer called and his number is ...": the installer's
         return owner
 

@@ -295,10 +295,11 @@ def topic_words(text: str) -> list[str]:
     return [_stem(word) for word in re.findall(r"[a-z][a-z'-]*", text.casefold()) if word not in _NOT_TOPIC_WORDS]
 
 
-def names_topic(content: str, words: list[str]) -> bool:
-    """Whether `content` holds every word of a topic (two words at least, so one word never empties a profile)."""
+def names_topic(content: str, words: list[str], *, least: int = 2) -> bool:
+    """Whether `content` holds every word of a topic (two words at least, so one word never empties a profile; one
+    where only free-form notes are searched: "the note about my surgery")."""
     held = {_stem(word) for word in re.findall(r"[a-z][a-z'-]*", content.casefold())}
-    return len(words) >= 2 and all(word in held for word in words)
+    return len(words) >= max(least, 1) and all(word in held for word in words)
 
 
 def _stem(word: str) -> str:
