@@ -939,3 +939,13 @@ def test_the_note_about_my_surgery_goes_and_no_detail_that_happens_to_share_its_
 
     assert not active("knee surgery") and with_status("knee surgery", "deleted")
     assert active("kim@example.com")
+
+
+@pytest.mark.parametrize("request_text", ["That email is dead now, please remove it.",
+                                          "The email you have for me bounces, please delete it."])
+def test_it_in_a_forget_request_is_the_thing_named_just_before_with_that_or_the(tenant_a, request_text):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My email is ana@example.com and my mobile is 07700 900 612.")
+    chat.say(request_text, session="chat-2")
+
+    assert not active("ana@example.com") and active("07700 900 612")

@@ -341,17 +341,20 @@ def is_forgettable_value(value: str) -> bool:
 
 _ERASE_IT = re.compile(rf"(?:,\s*|\s+)(?:and|then|so)\s+(?:please\s+)?(?:{_ERASE_VERBS})\s+(?:it|that|them)\b", re.I)
 _OWN_PHRASE = re.compile(r"\b(?:my|our)\s+(?=\w)", re.I)
+_POINTED_PHRASE = re.compile(r"\b(?:that|this|the)\s+(?=\w)", re.I)
 
 
 def _antecedent_forgotten(before: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
-    """What "it" is in "... my work email and delete it": the last "my ..." phrase before it that names a thing to
-    forget, longest reading first."""
-    for start in reversed([match.start() for match in _OWN_PHRASE.finditer(before)]):
-        words = before[start:].split()
-        for length in range(min(len(words), 5), 1, -1):
-            found = _forget_one(" ".join(words[:length]).rstrip(" ,.;"), ctx, clause_rules)
-            if found:
-                return found
+    """What "it" is in "... my work email and delete it", "that email is dead now, please remove it": the last "my ..."
+    phrase before it that names a thing to forget, else the last "that ..." or "the ..." one ("I only gave my date of
+    birth for the age check, please delete it": the date of birth); longest reading first."""
+    for phrases in (_OWN_PHRASE, _POINTED_PHRASE):
+        for start in reversed([match.start() for match in phrases.finditer(before)]):
+            words = before[start:].split()
+            for length in range(min(len(words), 5), 1, -1):
+                found = _forget_one(" ".join(words[:length]).rstrip(" ,.;"), ctx, clause_rules)
+                if found:
+                    return found
     return []
 
 
