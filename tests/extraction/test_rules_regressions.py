@@ -874,32 +874,39 @@ def test_regret_at_having_given_something_is_no_diet():
     assert not [c for c in extract_one("Delete my date of birth, I shouldn't have given it.") if c.subject.startswith("diet")]
 
 
+def told_then_asked(tenant, told: tuple[str, ...], asked: str) -> None:
+    """`told` in a first session, then the request `asked` in a second one."""
+    chat = Conversation(tenant.client("write"))
+    chat.say(*told)
+    chat.say(asked, session="chat-2")
+
+
 @pytest.mark.parametrize("request_text", [
     "We split up, so please get rid of his number.",
     "please delete his number",
     "Could you bin his number? We're not together any more.",
 ])
 def test_a_later_request_to_forget_his_number_reaches_the_one_contact_it_can_mean(tenant_a, request_text):
-    chat = Conversation(tenant_a.client("write"))
-    chat.say("My partner's number is 07700 900 331 in case you can't reach me.", "Also my email is kim@example.com.")
-    chat.say(request_text, session="chat-2")
+    told_then_asked(tenant_a, ("My partner's number is 07700 900 331 in case you can't reach me.",
+                               "Also my email is kim@example.com."),
+                    request_text)
 
     assert not active("07700 900 331") and with_status("07700 900 331", "deleted")
     assert active("kim@example.com")
 
 
 def test_his_number_means_the_son_and_her_number_the_wife_when_both_are_known(tenant_a):
-    chat = Conversation(tenant_a.client("write"))
-    chat.say("My wife's number is 07700 900 111.", "My son's number is 07700 900 222.")
-    chat.say("He has his own account now, please get rid of his number.", session="chat-2")
+    told_then_asked(tenant_a, ("My wife's number is 07700 900 111.",
+                               "My son's number is 07700 900 222."),
+                    "He has his own account now, please get rid of his number.")
 
     assert not active("07700 900 222") and active("07700 900 111")
 
 
 def test_a_pronoun_that_could_mean_two_known_contacts_erases_neither(tenant_a):
-    chat = Conversation(tenant_a.client("write"))
-    chat.say("My wife's number is 07700 900 111.", "My daughter's number is 07700 900 333.")
-    chat.say("Please delete her number.", session="chat-2")
+    told_then_asked(tenant_a, ("My wife's number is 07700 900 111.",
+                               "My daughter's number is 07700 900 333."),
+                    "Please delete her number.")
 
     assert active("07700 900 111") and active("07700 900 333")
 
@@ -920,9 +927,9 @@ def test_forgetting_the_users_assistant_leaves_the_memories_that_mention_the_age
     "Tomasz isn't my emergency contact anymore. Please remove him.",
 ])
 def test_one_of_the_users_people_is_forgotten_by_first_name_or_by_him(tenant_a, request_text):
-    chat = Conversation(tenant_a.client("write"))
-    chat.say("My brother Tomasz is my emergency contact, his number is 07700 900 990.", "My email is ola@example.com.")
-    chat.say(request_text, session="chat-2")
+    told_then_asked(tenant_a, ("My brother Tomasz is my emergency contact, his number is 07700 900 990.",
+                               "My email is ola@example.com."),
+                    request_text)
 
     assert not active("07700 900 990") and active("ola@example.com")
 
@@ -932,10 +939,10 @@ def test_a_first_name_nobody_has_is_not_read_as_a_contact_to_forget():
 
 
 def test_the_note_about_my_surgery_goes_and_no_detail_that_happens_to_share_its_word(tenant_a):
-    chat = Conversation(tenant_a.client("write"))
-    chat.say("I had knee surgery in March so I can't do stairs.", "My surgery's number is 01632 960 777.",
-             "My email is kim@example.com.")
-    chat.say("Please remove the note about my surgery.", session="chat-2")
+    told_then_asked(tenant_a, ("I had knee surgery in March so I can't do stairs.",
+                               "My surgery's number is 01632 960 777.",
+                               "My email is kim@example.com."),
+                    "Please remove the note about my surgery.")
 
     assert not active("knee surgery") and with_status("knee surgery", "deleted")
     assert active("kim@example.com")
@@ -944,8 +951,7 @@ def test_the_note_about_my_surgery_goes_and_no_detail_that_happens_to_share_its_
 @pytest.mark.parametrize("request_text", ["That email is dead now, please remove it.",
                                           "The email you have for me bounces, please delete it."])
 def test_it_in_a_forget_request_is_the_thing_named_just_before_with_that_or_the(tenant_a, request_text):
-    chat = Conversation(tenant_a.client("write"))
-    chat.say("My email is ana@example.com and my mobile is 07700 900 612.")
-    chat.say(request_text, session="chat-2")
+    told_then_asked(tenant_a, ("My email is ana@example.com and my mobile is 07700 900 612.",),
+                    request_text)
 
     assert not active("ana@example.com") and active("07700 900 612")
