@@ -180,7 +180,9 @@ def publish(section: Section, path: str | None, *, log, started: float) -> None:
 
 
 def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    from apps.core.cores import usable_cores
+
+    return usable_cores()
 
 
 def server_description(web_workers: int, env: dict[str, str] | None = None) -> str:

@@ -240,7 +240,12 @@ def extraction_job_run(*, job_id) -> JobOutcome:
         # Taken by a live run, finished, or not due: a run that dies leaves its lease to run out, and the workers'
         # lease sweep (extraction_jobs_revive) queues the job again then.
         return JobOutcome(job=None, claimed=False)
-    with _job_leases.holding(job.pk, job.attempts):
+    return _run_held(job)
+
+
+def _run_held(job: ExtractionJob) -> JobOutcome:
+    # Every log line of the run names its job; the lease is renewed while it runs.
+    with log_context(job_id=str(job.pk)), _job_leases.holding(job.pk, job.attempts):
         return _run_claimed(job)
 
 
@@ -250,10 +255,7 @@ def extraction_job_run_next(*, extractor: str = "rules") -> JobOutcome | None:
     backlog of short rules jobs is worked through without a broker round trip per job, and the task later
     delivered for a job already run finds it taken and returns."""
     job = _claim(extractor=extractor)
-    if job is None:
-        return None
-    with log_context(job_id=str(job.pk)), _job_leases.holding(job.pk, job.attempts):
-        return _run_claimed(job)
+    return None if job is None else _run_held(job)
 
 
 def extraction_jobs_run_queued(*, extractor: str, until: float) -> list[JobOutcome]:

@@ -7,13 +7,11 @@ from django.conf import settings
 from apps.core.background import start_periodic_in_cluster_worker
 from apps.extraction import services
 from apps.extraction.metrics import extraction_job_run_observe
-from memoryhub.logging import log_context
 
 
 def run_extraction_job(job_id: str) -> str:
     started = time.monotonic()
-    with log_context(job_id=job_id):  # every log line of the run names its job
-        outcome = services.extraction_job_run(job_id=job_id)
+    outcome = services.extraction_job_run(job_id=job_id)
     if outcome.claimed:
         extraction_job_run_observe(outcome.job)
         result = f"{outcome.job.status}: +{outcome.job.added} ~{outcome.job.updated} -{outcome.job.deleted}"

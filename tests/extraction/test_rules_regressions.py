@@ -924,7 +924,7 @@ def test_forgetting_the_users_assistant_leaves_the_memories_that_mention_the_age
 
 @pytest.mark.parametrize("request_text", [
     "Please remove Tomasz.",
-    "Tomasz isn't my emergency contact anymore. Please remove him.",
+    "My brother Tomasz moved abroad. Please remove him.",
 ])
 def test_one_of_the_users_people_is_forgotten_by_first_name_or_by_him(tenant_a, request_text):
     told_then_asked(tenant_a, ("My brother Tomasz is my emergency contact, his number is 07700 900 990.",
@@ -955,3 +955,10 @@ def test_it_in_a_forget_request_is_the_thing_named_just_before_with_that_or_the(
                     request_text)
 
     assert not active("ana@example.com") and active("07700 900 612")
+
+
+def test_remove_her_never_reaches_a_known_contact_the_message_does_not_name(tenant_a):
+    told_then_asked(tenant_a, ("My mother Ada lives in Leeds, her number is 07700 900 214.",),
+                    "Our cleaner Maria has left us. Please remove her.")
+
+    assert active("07700 900 214")

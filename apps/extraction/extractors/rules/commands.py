@@ -542,15 +542,12 @@ def _contact_forgotten(what: str, ctx: RuleContext) -> list[Candidate]:
 
 
 def _contact_meant_by(pronoun: str, ctx: RuleContext) -> tuple[str | None, str | None] | None:
-    """Whom "remove him" / "take her off" means: the contact named just before in the message, else the one of the
-    user's people the pronoun fits; None when it is no such pronoun, fits none of them or several."""
+    """Whom "remove him" / "take her off" means: the contact the message named just before, if the pronoun fits them;
+    never a contact the message does not name ("Our cleaner Maria has left us. Please remove her." is not the mum)."""
     pronoun = {"him": "his", "her": "her"}.get(pronoun.strip().lower())
-    if pronoun is None:
+    if pronoun is None or not ctx.last_named or not pronoun_fits(pronoun, ctx.last_named[0]):
         return None
-    if ctx.last_named and pronoun_fits(pronoun, ctx.last_named[0]):
-        return ctx.last_named
-    fitting = {(relation, name) for relation, name in ctx.people if pronoun_fits(pronoun, relation)}
-    return fitting.pop() if len(fitting) == 1 else None
+    return ctx.last_named
 
 
 # "take my wife off the account": she is no longer one of the account's people; "... as an authorised user" only
