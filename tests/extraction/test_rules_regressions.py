@@ -962,3 +962,38 @@ def test_remove_her_never_reaches_a_known_contact_the_message_does_not_name(tena
                     "Our cleaner Maria has left us. Please remove her.")
 
     assert active("07700 900 214")
+
+
+@pytest.mark.parametrize("handover", [
+    "I'm on leave from 20 April, so please deal with my deputy Joanne Pike from then: joanne.pike@example.com, "
+    "0118 496 0590.",
+    "While I'm away please deal with my stand-in Joanne Pike, 0118 496 0590.",
+])
+def test_the_number_of_someone_the_user_hands_over_to_is_never_taken_for_theirs(tenant_a, handover):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My number is 0118 496 0572.")
+
+    chat.say(handover, session="chat-2")
+
+    assert active("0118 496 0572") and not with_status("0118 496 0572", "superseded")
+    assert all("Joanne Pike" in content for content in active("0118 496 0590"))  # never "the user's (other) number"
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Our IT lead Priyanka Shah will handle the reconnection, she's on 07723 604 118 for anything technical.",
+     "The user's IT lead is Priyanka Shah (07723 604 118)"),
+    ("on thursdays our childminder rosa delgado picks finn up, her number is 07388 512 960",
+     "The user's childminder is Rosa Delgado (07388 512 960)"),
+    ("My flatmate Ross will be in if I'm not, he's on 07700 900 219.", "The user's flatmate is Ross (07700 900 219)"),
+])
+def test_a_contacts_number_said_after_what_they_do_is_theirs(text, content):
+    assert content in [candidate.content for candidate in extract_one(text)]
+
+
+def test_the_users_own_number_after_a_contacts_in_one_message_is_the_users():
+    contents = [candidate.content for candidate in extract_one(
+        "Our IT lead Priyanka Shah will handle the reconnection, she's on 07723 604 118. For everything else "
+        "contact me at lars@example.com or on 0118 496 0572.")]
+
+    assert "The user's phone number is 0118 496 0572" in contents
+    assert not any(content.startswith("The user's phone") and "07723" in content for content in contents)

@@ -595,6 +595,10 @@ _ANOTHERS_NUMBER = re.compile(r"\b(?:rang|called|phoned|dialled|dialed|tried|rin
                               r"|(?<!\.\s)\b(?!(?:WhatsApp|SMS|I)\b)(?-i:[A-Z][\w&'-]*)\s*:\s*$", re.I)
 
 
+# "please deal with my stand-in Joanne Pike from then, 0118 ...": someone of the user's, whatever the word for them.
+_POSSESSED_PERSON = re.compile(r"\b(?:my|our)\s+(?!name\b)(?-i:[a-z-]+)\s+(?-i:[A-Z][a-z'-]+\s+[A-Z][a-z'-]+)\b")
+
+
 # "Me, on the shop line 0117 ...", "Me first — 07911 ... — then my husband ...": the customer answering whom to call.
 _ME_ON = re.compile(r"(?:^|[,;:.(—–-]\s*)(?:me|mine|myself)(?:\s+first)?\s*[,;:—–-]*\s*(?:on\s+(?:the\s+|my\s+)?"
                     r"(?:[\w-]+\s+){0,2}?)?$", re.I)
@@ -612,7 +616,11 @@ def unclaimed_phones(sentence: str, clauses: list[Clause], ctx: RuleContext, sai
     if _NOT_NOW.search(sentence) or any(clause.question or clause.uncertain for clause in clauses
                                         if PHONE_SHAPED.search(clause.text)):
         return []
-    others_here = someone_named or _SOMEONE_ELSE_HERE.search(sentence) or MY_RELATION.search(sentence)
+    others_in_sentence = (_SOMEONE_ELSE_HERE.search(sentence) or MY_RELATION.search(sentence)
+                          or _POSSESSED_PERSON.search(sentence))
+    # Someone named in an earlier sentence of the message leaves a number to the customer only in a sentence about
+    # them: "For everything else contact me at ... or on 0118 ..." after "our IT lead ... she's on 07723 ...".
+    others_here = others_in_sentence or someone_named and not _TO_ME.search(sentence)
     read = " ".join(getattr(item, "content", "") or "" for item in said)
     found = []
     for match in PHONE_SHAPED.finditer(sentence):

@@ -218,6 +218,16 @@ CONTACT_RELATIONS = {
     "uncle": ("uncle", False), "nephew": ("nephew", False), "niece": ("niece", False),
     "grandmother": ("grandmother", False), "grandfather": ("grandfather", False), "grandma": ("grandmother", False),
     "grandpa": ("grandfather", False), "teammate": ("colleague", False),
+    "grandson": ("grandson", False), "granddaughter": ("granddaughter", False), "grandchild": ("grandchild", False),
+    "stepson": ("stepson", False), "stepdaughter": ("stepdaughter", False), "stepmother": ("stepmother", True),
+    "stepfather": ("stepfather", True), "mother-in-law": ("mother-in-law", True),
+    "father-in-law": ("father-in-law", True), "son-in-law": ("son-in-law", False),
+    "daughter-in-law": ("daughter-in-law", False), "sister-in-law": ("sister-in-law", False),
+    "brother-in-law": ("brother-in-law", False), "godmother": ("godmother", True), "godfather": ("godfather", True),
+    # people who look after the user's home or children
+    "childminder": ("childminder", True), "nanny": ("nanny", True), "babysitter": ("babysitter", False),
+    "au pair": ("au pair", True), "cleaner": ("cleaner", True), "housekeeper": ("housekeeper", True),
+    "deputy": ("deputy", True),
     "ex-husband": ("ex-husband", True), "ex-wife": ("ex-wife", True), "ex-partner": ("ex-partner", True),
     "ex": ("ex-partner", True),
     # the user's animals, named and spoken of like their people ("my dog Max", "Max needs his booster")
@@ -225,9 +235,11 @@ CONTACT_RELATIONS = {
     "horse": ("horse", False), "pony": ("horse", False), "rabbit": ("rabbit", False), "parrot": ("parrot", False),
 }
 # Which third-person pronoun a relation word takes ("my son ... his number is"); others take any.
-MALE_RELATIONS = _words("ex-husband husband fiance fiancé boyfriend father dad son brother uncle nephew grandfather grandpa landlord")
+MALE_RELATIONS = _words("ex-husband husband fiance fiancé boyfriend father dad son brother uncle nephew grandfather grandpa landlord "
+                        "grandson stepson stepfather father-in-law son-in-law brother-in-law godfather")
 FEMALE_RELATIONS = _words(
-    "ex-wife wife fiancee fiancée girlfriend mother mum mom daughter sister aunt niece grandmother grandma landlady"
+    "ex-wife wife fiancee fiancée girlfriend mother mum mom daughter sister aunt niece grandmother grandma landlady "
+    "granddaughter stepdaughter stepmother mother-in-law daughter-in-law sister-in-law godmother"
 )
 # Words that may stand before a relation word: "my personal assistant", "my business partner".
 CONTACT_RELATION_MODIFIERS = _words(

@@ -129,7 +129,7 @@ _NAMED_IN_PASSING_LOWER = re.compile(
 # Ito" (a person or contact only with what they are for): someone who works with or for the user.
 _STAFF_HEADS = "|".join(sorted((re.escape(word) for word in lexicon.JOB_HEADS), key=len, reverse=True))
 _STAFF_NAMED = re.compile(
-    rf"\b(?:my|our)\s+(?P<relation>(?-i:[a-z-]+\s+){{0,2}}?(?:{_STAFF_HEADS})|(?-i:[a-z-]+\s+){{1,2}}?(?:person|contact"
+    rf"\b(?:my|our)\s+(?P<relation>(?-i:(?:[a-z-]+|[A-Z]{{2,4}})\s+){{0,2}}?(?:{_STAFF_HEADS})|(?-i:[a-z-]+\s+){{1,2}}?(?:person|contact"
     rf"|guy|lady|rep))(?!'s)\b(?:,\s*|\s+(?:is|'s|will\s+be)(?:\s+now)?\s+|\s+)"
     rf"(?:{_TITLE})?"
     + _CAPITALISED_NAME,
@@ -150,7 +150,7 @@ _NAME_CORRECTED = re.compile(r"^\s*(?:\.{2,}|\u2026|,|-+)?\s*(?:no|sorry|I\s+mea
 
 
 # A first person with a number or an address right after it: "text me on 0770...", "my email is a@b.c".
-_OWN_DETAIL = re.compile(r"\b(?:me|my|I|I'm|us|our)\b(?=(?:(?!\b(?:his|her|their)\b)[^.;!?]){0,30}?(?:\d{3}|@))")
+_OWN_DETAIL = re.compile(r"\b(?:me|my|I|I'm|us|our)\b(?=(?:(?!\b(?:his|her|their|he|she|they)\b)[^.;!?]){0,30}?(?:\d{3}|@))")
 _TIME_WORDS = frozenset({*"yesterday today tonight tomorrow now then morning afternoon evening".split(), *WEEKDAYS,
                          *MONTHS})
 
@@ -233,8 +233,9 @@ def contacts_named_in_passing(text: str, ctx: RuleContext, known: list) -> list[
                 value in _text_of(item) for value in details.values()) for item in [*known, *found]):
             continue  # already said by a rule, or by a statement the salience classifier will score, details and all
         role = None if staff else _contact_role(text[:relation_match.start()], window)
-        content = (f"{ctx.person.possessive} {said.lower()} {name} is their {role}" if role
-                   else f"{ctx.person.possessive} {said.lower()} is {name}")
+        said = " ".join(word if word.isupper() and len(word) > 1 else word.lower() for word in said.split())  # "IT lead"
+        content = (f"{ctx.person.possessive} {said} {name} is their {role}" if role
+                   else f"{ctx.person.possessive} {said} is {name}")
         if details:
             content += f" ({', '.join(details.values())})"
         if staff:
