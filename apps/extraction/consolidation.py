@@ -329,10 +329,12 @@ class _LiveMemories:
 
         A candidate with a subject that already has a different value is a new value, however similar
         the wording ("Alice likes tea" / "Alice doesn't like tea anymore"): only an exact repeat is a
-        duplicate.
+        duplicate. So is a correction of a memory ("120 people, not 80"): its new text is the old one's with one
+        value changed, as close as wordings get.
         """
         exact = self.with_hash(content_hash(candidate.content))
-        if exact or (candidate.subject and self.with_subject(candidate.subject)):
+        if exact or (candidate.subject and self.with_subject(candidate.subject)) or (
+                candidate.action == "update" and candidate.target_memory_id):
             return exact
         nearest = self.nearest.get(id(candidate))
         if nearest is None:

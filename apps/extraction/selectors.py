@@ -13,6 +13,7 @@ from apps.memories.selectors import store_list
 
 KEYED_MEMORY_LIMIT = 100
 SEARCHED_MEMORY_LIMIT = 10
+FREE_FORM_MEMORY_LIMIT = 50
 
 
 def related_memories(
@@ -31,7 +32,14 @@ def related_memories(
     )
     found = {memory.pk: memory for memory in keyed}
     user_text = " ".join(message.text for message in messages if message.role == "user")[:2000]
-    if search and user_text.strip():
+    if not search:
+        # The rules read no similarity: the latest free-form memories are the ones a correction ("it's 120 people
+        # now, not 80") or a forget request most often reaches.
+        for memory in (Memory.objects.filter(store=store, user_id=user_id, status=Memory.Status.ACTIVE)
+                       .exclude(metadata__has_key="subject").only("id", "content", "memory_type", "metadata")
+                       .order_by("-created_at")[:FREE_FORM_MEMORY_LIMIT]):
+            found[memory.pk] = memory
+    elif user_text.strip():
         hits = memory_search(
             store=store, search=SearchQuery(query=user_text, user_id=user_id, limit=SEARCHED_MEMORY_LIMIT)
         )

@@ -997,3 +997,32 @@ def test_the_users_own_number_after_a_contacts_in_one_message_is_the_users():
 
     assert "The user's phone number is 0118 496 0572" in contents
     assert not any(content.startswith("The user's phone") and "07723" in content for content in contents)
+
+
+def test_a_count_corrected_in_a_later_session_replaces_the_note_that_held_it(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("We would like to hire your event hall for our summer party on Friday 22 May, for around 80 people.")
+    [note] = active("80 people")
+
+    chat.say("Good news, more staff are joining, so the number is now 120 people, not 80.", session="chat-2")
+
+    assert not active("80 people")
+    [corrected] = active("120 people")
+    assert corrected == note.replace("80 people", "120 people")
+    assert with_status("80 people", "superseded") == [note]
+
+
+@pytest.mark.parametrize(("text", "content", "value"), [
+    ("We're expecting about 110 guests.", "The user is expecting about 110 guests", "110"),
+    ("We're cutting from 12 licences down to 9.", "The user is cutting from 12 licences down to 9", "9"),
+])
+def test_a_count_expected_or_changed_is_a_count_a_later_one_replaces(text, content, value):
+    [candidate] = extract_one(text)
+
+    assert (candidate.content, candidate.metadata["value"]) == (content, value)
+    assert candidate.subject.startswith("quantity:")
+
+
+@pytest.mark.parametrize("text", ["We're moving from 3 days to 5 days a week.", "Can we go from 10 seats to 6?"])
+def test_a_change_of_days_or_a_question_is_no_count(text):
+    assert not [candidate for candidate in extract_one(text) if (candidate.subject or "").startswith("quantity:")]

@@ -377,7 +377,8 @@ _COUNT = (r"(?P<count>\d{1,6}|two|three|four|five|six|seven|eight|nine|ten|eleve
           r"|fifty|a\s+hundred)")
 _QUANTITY = re.compile(
     rf"^{_WE}(?:'ve|\s+have|'re|\s+are|'ll|\s+will)?{ADV}\s+(?:have|has|got|need|needs|pay\s+for|paying\s+for|bought|use"
-    rf"|using|run|running|employ|manage|booked|reserved|ordered|be)\s+(?:about\s+|around\s+|roughly\s+|exactly\s+)?"
+    rf"|using|run|running|employ|manage|booked|reserved|ordered|be|expect|expecting|anticipate|anticipating"
+    rf"|catering\s+for|hosting|inviting|seating)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+|exactly\s+|up\s+to\s+)?"
     rf"{_COUNT}\s+(?P<unit>seats|licen[cs]es|users|lines|sims|accounts|devices|locations|sites|branches|stores|staff"
     r"|employees|people|rooms|nights|guests|travell?ers|passengers|adults|children|kids|vehicles|cars|properties"
     r"|units|cases|pallets|boxes|(?!(?:minutes|hours|days|weeks|months|years|times|questions|problems|issues|kids"
@@ -386,14 +387,28 @@ _QUANTITY = re.compile(
 )
 
 
+# "we're cutting from 12 licences down to 9", "we're going up from 40 seats to 55": the count it becomes.
+_COUNT_CHANGE = re.compile(
+    rf"^{_WE}(?:'re|\s+are|'ll|\s+will|'d\s+like\s+to|\s+want\s+to|\s+need\s+to)?{ADV}\s+(?:be\s+)?(?:cutting|reducing|going"
+    r"|dropping|increasing|moving|growing|expanding|scaling|upgrading|downgrading|cut|reduce|go|drop|increase|move|grow"
+    r"|expand|scale|upgrade|downgrade|changing|change)\s+(?:(?:back\s+)?(?:down|up)\s+)?(?:the\s+\w+\s+)?from\s+(?P<old>\d{1,6})\s+"
+    r"(?P<unit>[a-z]{3,}s)\s+(?:(?:back\s+)?(?:down|up)\s+)?to\s+(?:just\s+|only\s+)?(?P<count>\d{1,6})\b(?!\s*(?:%|per|a\b))",
+    re.I,
+)
+
+
 def _quantity(ctx: RuleContext, text: str) -> list[Candidate]:
-    """"We have 12 seats", "we're 4 travellers": a count that a later one replaces."""
-    match = _QUANTITY.match(text)
-    if not match:
+    """"We have 12 seats", "we're 4 travellers", "we're cutting from 12 licences to 9": a count that a later one
+    replaces."""
+    match = _QUANTITY.match(text) or _COUNT_CHANGE.match(text)
+    if not match or match.re is _COUNT_CHANGE and match.group("unit").lower() in _NOT_COUNTED:
         return []
     unit = match.group("unit").lower().replace("licences", "licenses").replace("travellers", "travelers")
     return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.8, rule="business.quantity",
                           subject=f"quantity:{unit}", tags=("account",), metadata={"value": match.group("count")})]
+
+
+_NOT_COUNTED = frozenset("minutes hours days weeks months years times pounds dollars euros percent".split())
 
 
 _PAY_WITH = re.compile(rf"^{_WE}{ADV}(?:\s+(?:always|usually|normally|mostly|only))?\s+(?:pay|paid|'ll\s+pay|will\s+pay)\s+(?:with|by|via|using|through)\s+(?P<method>.+)$"
