@@ -1026,3 +1026,31 @@ def test_a_count_expected_or_changed_is_a_count_a_later_one_replaces(text, conte
 @pytest.mark.parametrize("text", ["We're moving from 3 days to 5 days a week.", "Can we go from 10 seats to 6?"])
 def test_a_change_of_days_or_a_question_is_no_count(text):
     assert not [candidate for candidate in extract_one(text) if (candidate.subject or "").startswith("quantity:")]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("I've reserved desk G14 on the ground floor for you.", "The assistant reserved desk G14 on the ground floor for the user"),
+    ("I've set you up for Wednesdays at 5:30pm with Dr Thorsen, first session next Wednesday.",
+     "The assistant set the user up for Wednesdays at 5:30pm with Dr Thorsen"),
+])
+def test_what_the_agent_reserved_or_set_up_for_the_user_is_kept(text, content):
+    assert any(candidate.content.startswith(content) for candidate in extract_one(text, role="assistant",
+                                                                                  created_at=SENT_AT))
+
+
+@pytest.mark.parametrize("text", ["I've put the kettle on.", "I've signed you up for the newsletter."])
+def test_small_talk_about_what_the_agent_did_is_no_outcome(text):
+    assert extract_one(text, role="assistant") == []
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("I've set that up at £245.83 per month, agreement FN-50718.", "The user has agreement FN-50718"),
+    ("Your application number is APP-88123.", "The user has application APP-88123"),
+    ("I've opened engagement ALV-2025-118 for your joint return.", "The user has engagement ALV-2025-118"),
+])
+def test_agreements_applications_and_engagements_are_identifiers(text, content):
+    assert content in [candidate.content for candidate in extract_one(text, role="assistant")]
+
+
+def test_a_file_named_in_passing_is_no_identifier():
+    assert extract_one("The file is 2024.pdf") == []

@@ -51,6 +51,8 @@ KINDS = {
     "registration": Kind("registration", "number", qualified=True),
     "passport": Kind("passport", "number", single=True, pii=True, qualified=True),
     "licence": Kind("driving licence", "number", single=True, pii=True, qualified=True),
+    "file": Kind("file", qualified=True), "matter": Kind("matter"), "engagement": Kind("engagement"), "agreement": Kind("agreement"),
+    "application": Kind("application"),
 }
 # The words (lowercase, single-spaced) that name each kind; the longest wins ("purchase order" over "order").
 KIND_WORDS = {
@@ -69,6 +71,8 @@ KIND_WORDS = {
     "discount code": "voucher", "warranty": "warranty", "registration": "registration", "passport": "passport",
     "driving licence": "licence", "driving license": "licence", "driver's licence": "licence",
     "driver's license": "licence", "drivers licence": "licence", "drivers license": "licence",
+    "file": "file", "matter": "matter", "engagement": "engagement", "agreement": "agreement",
+    "finance agreement": "agreement", "loan agreement": "agreement", "application": "application",
 }
 _NUMBER_WORDS = frozenset("mprn mpan iccid pnr imei iban".split())  # kind words that already mean "number"
 _QUALIFIER_NOUNS = {"number": "number", "numbers": "number", "num": "number", "nr": "number", "no": "number",

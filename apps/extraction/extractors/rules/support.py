@@ -87,6 +87,8 @@ _DONE = ("opened|created|filed|raised|logged|submitted|escalated|issued|processe
          "|resolved|closed|confirmed|requested|generated|emailed|mailed|posted|reissued|restored|extended"
          "|authori[sz]ed|activated|deactivated|paid|completed|set\\s+up|sent\\s+out|moved|transferred|renewed"
          "|started|placed|blocked|prepared|enrolled|registered|assigned|turned\\s+(?:off|on)|switched\\s+(?:off|on)"
+         "|reserved|allocated|put(?=\\s+(?:you|him|her|them|(?-i:[A-Z])\\w+)\\s+(?:in|on|down)\\b)"
+         "|set(?=\\s+(?:you|him|her|them)\\s+up\\b)|signed(?=\\s+(?:you|him|her|them)\\s+up\\b)"
          "|set(?=\\s+(?:a|an|up\\s+a|your)\\s+(?:[\\w-]+\\s+)?(?:reminder|alert|follow-?up|callback|call-?back)\\b)")
 # Sending the customer something to act on now (a label, a link, a code) is part of this conversation, not a fact
 # for later; a replacement, a refund or a new card sent is (it has an amount or is not paperwork).
@@ -101,7 +103,7 @@ _PASSING_PAPERWORK = re.compile(
 # Opening a ticket or an RMA says no more than the identifier memory does; escalating or logging a complaint does.
 _FILING = frozenset("opened created generated".split())
 # Verbs that put the customer in a calendar: with a date they matter on their own ("I've booked you in for Tuesday").
-_SCHEDULING = frozenset("arranged scheduled rescheduled booked moved confirmed set".split())
+_SCHEDULING = frozenset("arranged scheduled rescheduled booked moved confirmed set put reserved signed".split())
 # "As a goodwill gesture I've refunded €23.40", "To make up for it, we've credited ...": why, before who did it.
 _WHY_FIRST = (r"(?:(?:as\s+an?\s+(?:goodwill\s+gesture|gesture\s+of\s+goodwill|apology|one-off|courtesy)"
               r"|to\s+(?:apologi[sz]e|make\s+up\s+for\s+(?:it|that|this|the\s+\w+))|for\s+the\s+(?:trouble|inconvenience)"
@@ -144,7 +146,8 @@ _SUPPORT_NOUNS = re.compile(
     r"|fee|booking|reservation|claim|request|plan|device|item|card|address|warranty|RMA|repair|installation"
     r"|collection|delivery|contract|policy|membership|lease|agreement|complaint|reference|report|fault|query|enquiry"
     r"|inquiry|sim|router|modem|handset|equipment|bill|statement|letter|cheque|escalat\w*|registration|application"
-    r"|enrol(?:l)?ment|reminder|deposit)\b",
+    r"|enrol(?:l)?ment|reminder|deposit|desk|room|table|seat|space|slot|locker|parking\s+(?:bay|space)|pitch|cabin"
+    r"|suite|class|course|lessons?|sessions?|group)\b",
     re.I,
 )
 _NOT_DONE = re.compile(r"n't\b|\b(?:not|never|no\s+longer|unable|cannot|yet\s+to|will|would|should|may|might"
