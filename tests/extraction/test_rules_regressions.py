@@ -1054,3 +1054,23 @@ def test_agreements_applications_and_engagements_are_identifiers(text, content):
 
 def test_a_file_named_in_passing_is_no_identifier():
     assert extract_one("The file is 2024.pdf") == []
+
+
+def test_a_channel_preference_after_the_number_it_goes_with_is_read():
+    contents = [candidate.content for candidate in extract_one("07512 664 038, whatsapp is better than calls")]
+
+    assert "The user prefers to be contacted by WhatsApp, not phone" in contents
+    assert "The user's phone number is 07512 664 038" in contents
+
+
+@pytest.mark.parametrize(("text", "accepted"), [
+    ("my number is 07395 260 481, whatsapp is fine also.", "WhatsApp"),
+    ("WhatsApp works too.", "WhatsApp"),
+    ("text is also fine", "text message"),
+    ("email is fine thanks", None),  # the answer to a question of the moment
+])
+def test_a_channel_the_user_also_accepts_replaces_no_preferred_one(text, accepted):
+    found = [candidate for candidate in extract_one(text) if candidate.content.startswith("The user can also be")]
+
+    assert [(candidate.metadata["value"], candidate.subject) for candidate in found] == (
+        [(accepted, None)] if accepted else [])

@@ -452,6 +452,8 @@ def contact_preferences(clause: Clause, ctx: RuleContext) -> list[Candidate]:
     text = clause.text
     if _UNSURE.search(text) or (clause.question and not (_REQUEST.match(text) or _DONT.match(text))):
         return []  # a question asks; "Don't call me" only looks like one
+    if (number := PHONE_SHAPED.match(text)) and (rest := re.match(r"\s*[,;:]\s*(?P<rest>\S.*)$", text[number.end():])):
+        text = rest.group("rest")  # "07512 664 038, whatsapp is better than calls": the number is read elsewhere
     return _contact_time(text, ctx) or _contact_channel(text, ctx)
 
 
@@ -482,9 +484,21 @@ _CHANNEL_ONLY = re.compile(rf"^(?:(?:and|so|but|then)\s+)?(?:by\s+|via\s+)?(?P<c
                            r"(?:[\s,]+(?:please|pls|thanks|from\s+now\s+on|going\s+forward|in\s+future))*[\s.!]*$", re.I)
 
 
+# "whatsapp is fine also": a channel the user accepts, beside the one they prefer (no subject: it replaces nothing).
+# "email is fine" alone answers a question of the moment ("shall I email the label?"): only with "also" or "too".
+_CHANNEL_OK = re.compile(rf"^(?:(?:and|oh\s+and)\s+)?(?:(?P<also>also)\s+)?(?P<channel>{_CHANNEL})\s+(?:is|'s|works)"
+                         r"(?:\s+(?P<also2>also))?(?:\s+(?:fine|ok|okay|good|great|alright|all\s+right))?(?:\s+(?P<too>too|also|as\s+well))?"
+                         r"(?:[\s,]+(?:for\s+me|with\s+me|thanks|please))*[\s.!]*$", re.I)
+
+
 def _contact_channel(text: str, ctx: RuleContext) -> list[Candidate]:
     if (match := _CHANNEL_ONLY.match(text)) and (channel := _channel(match.group("channel"))):
         return [_channel_candidate(ctx, channel, None)]
+    if ((match := _CHANNEL_OK.match(text)) and (match.group("also") or match.group("also2") or match.group("too"))
+            and (channel := _channel(match.group("channel")))):
+        return [ctx.candidate(ctx.person.sentence(f"can also be contacted by {channel}"), memory_type="preference",
+                              confidence=0.75, rule="preference.contact_channel_accepted", tags=("preference", "contact"),
+                              metadata={"value": channel, "sentiment": "positive"})]
     if match := _CONTACT_BY.match(text) or _CHANNEL_IS_BEST.match(text):
         channel = _channel(match.group("channel") or match.groupdict().get("channel2"))
         tail = _CHANNEL_TAIL.match(match.group("tail") or match.groupdict().get("tail2") or "")
