@@ -6,6 +6,7 @@ from django.utils import timezone
 from apps.core.errors import NotFoundError
 from apps.core.health import CheckResult
 from apps.extraction.extractors.base import ConversationMessage, ExistingMemory
+from apps.extraction.extractors.rules.corrections import may_correct
 from apps.extraction.models import ExtractionJob
 from apps.memories.models import Memory, MemoryRevision, MemoryStore
 from apps.memories.search import SearchQuery, memory_search
@@ -32,14 +33,14 @@ def related_memories(
     )
     found = {memory.pk: memory for memory in keyed}
     user_text = " ".join(message.text for message in messages if message.role == "user")[:2000]
-    if not search:
+    if not search and may_correct(user_text):
         # The rules read no similarity: the latest free-form memories are the ones a correction ("it's 120 people
-        # now, not 80") or a forget request most often reaches.
-        for memory in (Memory.objects.filter(store=store, user_id=user_id, status=Memory.Status.ACTIVE)
-                       .exclude(metadata__has_key="subject").only("id", "content", "memory_type", "metadata")
-                       .order_by("-created_at")[:FREE_FORM_MEMORY_LIMIT]):
-            found[memory.pk] = memory
-    elif user_text.strip():
+        # now, not 80") most often reaches; read only for a batch that may correct something.
+        free_form = (Memory.objects.filter(store=store, user_id=user_id, status=Memory.Status.ACTIVE)
+                     .exclude(metadata__has_key="subject").only("id", "content", "memory_type", "metadata")
+                     .order_by("-created_at")[:FREE_FORM_MEMORY_LIMIT])
+        found |= {memory.pk: memory for memory in free_form}
+    elif search and user_text.strip():
         hits = memory_search(
             store=store, search=SearchQuery(query=user_text, user_id=user_id, limit=SEARCHED_MEMORY_LIMIT)
         )

@@ -125,6 +125,16 @@ def wrong_then_right(text: str) -> str | None:
     return f"My {match.group('noun').lower()} is {value.group(0)}" if value else None
 
 
+# Words without which no sentence above corrects anything: a batch with none of them needs no earlier memory's text.
+_CORRECTION_CUE = re.compile(r"\b(?:not|actually|sorry|oops|apologies|meant|mean|correction|wrong|mistake|typo|make\s+(?:that|it)"
+                             r"|should\s+(?:be|say|read|have)|misty\w+|misspoke|miswrote|scratch|wait|no)\b", re.I)
+
+
+def may_correct(text: str) -> bool:
+    """Whether `text` may hold a correction of an earlier fact ("it's 120 people now, not 80")."""
+    return bool(_CORRECTION_CUE.search(text))
+
+
 def correction(text: str, ctx: RuleContext) -> Candidate | None:
     """A marker candidate for a correction sentence; `apply_corrections` consumes it."""
     text = text.strip().rstrip(" .!")
