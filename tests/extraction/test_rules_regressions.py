@@ -1074,3 +1074,18 @@ def test_a_channel_the_user_also_accepts_replaces_no_preferred_one(text, accepte
 
     assert [(candidate.metadata["value"], candidate.subject) for candidate in found] == (
         [(accepted, None)] if accepted else [])
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("phone is an iPhone 15 Pro", "The user's phone is an iPhone 15 Pro"),
+    ("And I'd like an eSIM, phone is an iPhone 15 Pro, IMEI 356938035643809", "The user's phone is an iPhone 15 Pro"),
+])
+def test_a_device_named_beside_a_wish_and_an_identifier_is_read(text, content):
+    assert content in [candidate.content for candidate in extract_one(text)]
+
+
+def test_a_part_of_a_conditional_sentence_stays_unsaid():
+    contents = [candidate.content for candidate in extract_one(
+        "If I move, my address would be 4 Elm Street, Leeds, policy 12345678")]
+
+    assert not any("Elm Street" in content for content in contents)

@@ -230,9 +230,9 @@ _ON_DEVICE = re.compile(r"\b(?:on|with|from)\s+(?:an?\s+|my\s+|the\s+)?(?P<devic
 _PUT_ON = re.compile(r"^(?:please\s+)?(?:put|switch|move|change)\s+(?:the|my|our)\s+(?P<product>[\w-]+)\s+(?:on|onto|to)\s+"
                      rf"(?:the\s+)?(?P<plan>[\w+&.'-]+(?:\s+[\w+&.'-]+){{0,3}}?)(?:\s+(?:{_PLAN_NOUNS}))?$", re.I)
 _MY_DEVICE = re.compile(r"^(?:my|our)\s+(?P<kind>[\w-]+)\s+is\s+(?:an?|the)\s+(?P<device>.+)$", re.I)
-# "the bedroom TV is an LG C3", "phone is an iPhone 15 Pro", "my own router, an Asus RT-AX86U": a named product
+# "the bedroom TV is an LG C3", "phone is an iPhone 15 Pro" (a name may start "iP", "eR"), "my own router, an Asus RT-AX86U": a named product
 _NAMED_DEVICE = re.compile(r"(?:^|,\s*|\band\s+|(?<=\s)(?=(?:my|our)\s))(?:(?:my|our|the)\s+)?(?:(?-i:[a-z-]+)\s+)?(?P<kind>[\w-]+)(?:\s+(?:is|'s)|,)"
-                           r"\s+(?:an?|the)\s+(?P<device>(?-i:[A-Z])[\w+!-]*(?:\s+(?:(?-i:[A-Z0-9])[\w+!-]*)){0,3})", re.I)
+                           r"\s+(?:an?|the)\s+(?P<device>(?-i:[A-Z]|[a-z][A-Z])[\w+!-]*(?:\s+(?:(?-i:[A-Z0-9])[\w+!-]*)){0,3})", re.I)
 _TOOL_STOPS = frozenset("for to and but because since so which when if as with at on in now last this next yesterday through from starting "
                         "today recently ago already instead anymore any company-wide altogether either completely "
                         "entirely".split())

@@ -793,7 +793,11 @@ def _beside_values(clause: Clause, ctx: RuleContext, stated: list[Candidate]) ->
     for part in parts:
         if OWNED_BY_RULES.search(part) or any(value and value in _comparable(part) for value in values):
             continue
-        said = dataclasses.replace(clause, text=part)
+        # The part's own marks: "I'd like an eSIM, phone is an iPhone 15 Pro, IMEI ..." is no wish about the phone.
+        # A conditional sentence ("If I move, my address would be ...") leaves every part uncertain.
+        conditional = clause.uncertain and not uncertain_in_itself(clause.text)
+        said = dataclasses.replace(clause, text=part, hedged=False,
+                                   uncertain=conditional or clause.uncertain and uncertain_in_itself(part))
         found += _user_clause(said, ctx) or [statement for statement in [_statement(said, ctx)] if statement]
     return found
 
