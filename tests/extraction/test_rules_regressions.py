@@ -1089,3 +1089,26 @@ def test_a_part_of_a_conditional_sentence_stays_unsaid():
         "If I move, my address would be 4 Elm Street, Leeds, policy 12345678")]
 
     assert not any("Elm Street" in content for content in contents)
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("I'm getting married on 5 September and I'd like it all finished before then.",
+     "The user is getting married on 5 September (2026-09-05)"),
+    ("I'm having knee surgery on 8 May and won't be able to train for a while.",
+     "The user is having knee surgery on 8 May (2026-05-08)"),
+])
+def test_a_life_event_to_come_is_a_plan(text, content):
+    assert content in [candidate.content for candidate in extract_one(text, created_at=SENT_AT)]
+
+
+@pytest.mark.parametrize("text", ["I'm getting an error on Monday.", "I'm having a problem with my order since Monday."])
+def test_what_goes_wrong_now_is_no_plan(text):
+    assert extract_one(text, created_at=SENT_AT) == []
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Insurer is Wertgarantie, claim no. 4410 2983 776.", "The user's insurer is Wertgarantie"),
+    ("Bank is Monzo.", "The user's bank is Monzo"),
+])
+def test_a_provider_named_without_my_is_the_users(text, content):
+    assert content in [candidate.content for candidate in extract_one(text)]

@@ -54,8 +54,9 @@ _PAST = {"founded": "founded", "co-founded": "co-founded", "set up": "set up"}
 # "please take it to our garage, Whitmore Motors in Stoke", "my vet is Meadowbank Vets": a business the customer uses.
 _PROVIDER_KINDS = (r"garage|mechanic|vets?|dentist|surgery|pharmacy|chemist|bank|solicitors?|letting\s+agents?|estate\s+agents?"
                    r"|school|nursery|gym|salon|hairdresser|supplier|courier|broker|insurer|energy\s+supplier|provider")
-_PROVIDER = re.compile(rf"\b(?:my|our)\s+(?:usual\s+|regular\s+|local\s+)?(?P<kind>{_PROVIDER_KINDS})(?:\s+is|,)\s+{_NAMED_ORG}",
-                       re.I)
+# "Insurer is Wertgarantie": the user's, when a clause starts with the kind alone.
+_PROVIDER = re.compile(rf"(?:\b(?:my|our)\s+|^)(?:usual\s+|regular\s+|local\s+)?(?P<kind>{_PROVIDER_KINDS})(?:\s+is|,)\s+"
+                       rf"{_NAMED_ORG}", re.I)
 
 
 def named_provider(ctx: RuleContext, text: str) -> list[Candidate]:

@@ -35,6 +35,13 @@ _MOVING = re.compile(rf"^I{_AM}{ADV}\s+(?:moving|relocating)\s+to\s+(?P<place>.+
 _MY_THINGS_ELSEWHERE = frozenset("name email phone number favourite favorite birthday job role title pronouns".split())
 
 
+# After "getting" or "having" (which mostly report the moment: "I'm getting an error"), an event of the user's life.
+_LIFE_EVENT = re.compile(r"\s+(?:(?:married|engaged|divorced|remarried|bapti[sz]ed|christened)\b"
+                         r"|(?:a\s+baby|twins|(?:an?\s+|my\s+)?(?:[\w-]+\s+){0,2}?(?:surgery|operation|procedure|transplant"
+                         r"|replacement|reconstruction|c-section|caesarean|scan|biopsy|treatment|chemo(?:therapy)?)"
+                         r"|(?:a|my)\s+(?:wedding|party|celebration|housewarming|christening|graduation)\b))", re.I)
+
+
 def _plans(ctx: RuleContext, text: str) -> list[Candidate]:
     if _ADDRESSES_ASSISTANT.search(text):
         return []  # "I'll call you tomorrow", "I'll send you the file on Monday": this conversation, not a plan
@@ -44,7 +51,9 @@ def _plans(ctx: RuleContext, text: str) -> list[Candidate]:
     confidence = 0.0
     if match := _PLAN_IM.match(statement):
         word = match.group("word").lower()
-        if not match.group("neg") and word not in lexicon.NOT_PLANS and (word.endswith("ing") or word in _PLAN_STATES):
+        life_event = _LIFE_EVENT.match(statement, match.end("word"))  # "I'm getting married", not "getting an error"
+        if not match.group("neg") and (word not in lexicon.NOT_PLANS or life_event) and (
+                word.endswith("ing") or word in _PLAN_STATES):
             confidence = 0.8
     elif match := _PLAN_WILL.match(statement):
         vague = _VAGUE_OBJECT.search(statement)  # "I'll check it out tomorrow"
