@@ -4,12 +4,13 @@ Each sentence is an example of a pattern (issue 10); tests/extraction/test_rules
 phrasings at the extractor level.
 """
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import pytest
 
 from apps.extraction.extractors.base import ConversationMessage, ExistingMemory
 from apps.extraction.extractors.rules import RulesExtractor
+from apps.extraction.extractors.rules.dates import find_dates
 from apps.memories.models import Memory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("inline_extraction")]
@@ -1112,3 +1113,25 @@ def test_what_goes_wrong_now_is_no_plan(text):
 ])
 def test_a_provider_named_without_my_is_the_users(text, content):
     assert content in [candidate.content for candidate in extract_one(text)]
+
+
+@pytest.mark.parametrize(("text", "said_on", "expected"), [
+    # what was done is for a date to come: the present perfect does not put it in the past
+    ("I've placed a travel notice on the card for Japan from 14 to 28 March.", (2026, 3, 10), ((2026, 3, 14), (2026, 3, 28))),
+    ("I've moved the appointment to 20 March.", (2026, 3, 10), ((2026, 3, 20), None)),
+    ("We went away from 1 to 5 March.", (2026, 3, 10), ((2026, 3, 1), (2026, 3, 5))),
+    # a range under way is this year's, not next year's
+    ("The office is closed from 14 to 28 March.", (2026, 3, 20), ((2026, 3, 14), (2026, 3, 28))),
+    # a day of the month alone: this month's, or the next once it has gone by
+    ("I'm back on the 28th.", (2026, 3, 10), ((2026, 3, 28), None)),
+    ("We'll pay on the 5th.", (2026, 4, 30), ((2026, 5, 5), None)),
+])
+def test_dates_resolve_against_the_message_time(text, said_on, expected):
+    [mention] = find_dates(text, date(*said_on))
+
+    assert (mention.day, mention.end_day) == (date(*expected[0]), date(*expected[1]) if expected[1] else None)
+
+
+@pytest.mark.parametrize("text", ["The payment goes out on the 1st of each month.", "This is the 3rd time I ask."])
+def test_a_day_of_every_month_or_an_ordinal_is_no_date(text):
+    assert find_dates(text, date(2026, 3, 10)) == []

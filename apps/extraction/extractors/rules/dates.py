@@ -40,6 +40,8 @@ _DATE = re.compile(
     rf"(?:,?\s+(?P<r2_y>{_YEAR}))?"
     rf"|(?:the\s+)?(?P<dm_d>{_DAY}){_ORD}(?:\s+of)?\s+(?P<dm_m>{MONTH_PATTERN})(?:,?\s+(?P<dm_y>{_YEAR}))?"
     rf"|(?P<md_m>{MONTH_PATTERN})\s+(?:the\s+)?(?P<md_d>{_DAY}){_ORD}\b(?:,?\s+(?P<md_y>{_YEAR}))?"
+    # "I'm back on the 28th": a day of this month, or of the next once it has gone by
+    rf"|the\s+(?P<ord_d>{_DAY})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?{MONTH_PATTERN})"
     rf"|(?P<iso_y>{_YEAR})-(?P<iso_m>[01]\d)-(?P<iso_d>[0-3]\d)"
     rf"|(?P<numeric>\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?)"
     rf"|(?P<rel>the day after tomorrow|day after tomorrow|tomorrow|tonight|today|yesterday"
@@ -91,11 +93,31 @@ class DateMention:
         return data
 
 
+# "I've placed a travel notice for Japan from 14 to 28 March", "ordered a replacement for Friday": a date that what was
+# done is for, not when it was done.
+_FOR_DATE = re.compile(r"\b(?:for|to|until|till|from|between|starting|effective|through)\s+(?:the\s+)?$", re.I)
+_RANGE_START = re.compile(r"(?:from|between)\s", re.I)
+_PRESENT_PERFECT = re.compile(r"\b(?:I've|we've|I\s+have|we\s+have|(?:has|have|'s)\s+been)\b", re.I)
+
+
 def find_dates(text: str, reference: date | None) -> list[DateMention]:
     """Date expressions in `text`, resolved against `reference` when given; "from X to Y" becomes one range."""
     past_tense = bool(_PAST_TENSE.search(text))
-    mentions = [_mention(match, reference, past_tense) for match in _DATE.finditer(text) if not _ambiguous_may(match)]
+    done_for = past_tense and bool(_PRESENT_PERFECT.search(text))  # "I've placed ... for": "we went ... from" stays past
+    mentions = [_mention(match, reference, past_tense and not (done_for and (_FOR_DATE.search(text[:match.start()])
+                                                                             or _RANGE_START.match(match.group(0)))))
+                for match in _DATE.finditer(text) if not _ambiguous_may(match) and not _recurring(text, match)]
     return _join_ranges(text, mentions, reference)
+
+
+_DAY_OF_MONTH_BEFORE = re.compile(r"\b(?:on|by|until|till|from|before|after)\s+$", re.I)
+
+
+def _recurring(text: str, match: re.Match) -> bool:
+    """A bare "the 28th" that is no one date: "on the 1st of each month" (every month), "the 3rd time" (no "on")."""
+    return bool(match.group("ord_d")) and (
+        re.match(r"\s+of\s+(?:each|every|the)\b", text[match.end():], re.I) is not None
+        or not _DAY_OF_MONTH_BEFORE.search(text[:match.start()]))
 
 
 _LEADING_OPENER = re.compile(r"(?:from|between)\s+", re.I)
@@ -217,20 +239,27 @@ def _calendar_day(year: int | None, month: int, day: int, reference: date, past_
 def _resolve(match: re.Match, reference: date, past_tense: bool) -> tuple[date | None, date | None, str]:
     g = match.groupdict()
     year = lambda key: int(g[key]) if g.get(key) else None  # noqa: E731
-    if g["r1_d1"]:
-        month = _month(g["r1_m"])
-        start = _calendar_day(year("r1_y"), month, int(g["r1_d1"]), reference, past_tense)
-        end = _calendar_day(start.year if start else year("r1_y"), month, int(g["r1_d2"]), reference, past_tense)
-        return start, end, "day"
-    if g["r2_m"]:
-        month = _month(g["r2_m"])
-        start = _calendar_day(year("r2_y"), month, int(g["r2_d1"]), reference, past_tense)
-        end = _calendar_day(start.year if start else year("r2_y"), month, int(g["r2_d2"]), reference, past_tense)
-        return start, end, "day"
+    for prefix in ("r1", "r2"):
+        if g[f"{prefix}_d1"]:
+            # The range's end decides its year: "from 14 to 28 March", said on 20 March, is under way, not next year's.
+            month = _month(g[f"{prefix}_m"])
+            end = _calendar_day(year(f"{prefix}_y"), month, int(g[f"{prefix}_d2"]), reference, past_tense)
+            start = _calendar_day(end.year if end else year(f"{prefix}_y"), month, int(g[f"{prefix}_d1"]), reference,
+                                  past_tense)
+            return start, end, "day"
     if g["dm_d"]:
         return _calendar_day(year("dm_y"), _month(g["dm_m"]), int(g["dm_d"]), reference, past_tense), None, "day"
     if g["md_m"]:
         return _calendar_day(year("md_y"), _month(g["md_m"]), int(g["md_d"]), reference, past_tense), None, "day"
+    if g["ord_d"]:
+        day = int(g["ord_d"])
+        for months in ((0, -1, -2) if past_tense else (0, 1, 2)):  # a 31st skips the months without one
+            first = _add_months(reference.replace(day=1), months)
+            if day <= calendar.monthrange(first.year, first.month)[1]:
+                candidate = first.replace(day=day)
+                if (candidate <= reference) if past_tense else (candidate >= reference):
+                    return candidate, None, "day"
+        return None, None, "day"
     if g["iso_y"]:
         try:
             return date(int(g["iso_y"]), int(g["iso_m"]), int(g["iso_d"])), None, "day"
