@@ -1135,3 +1135,25 @@ def test_dates_resolve_against_the_message_time(text, said_on, expected):
 @pytest.mark.parametrize("text", ["The payment goes out on the 1st of each month.", "This is the 3rd time I ask."])
 def test_a_day_of_every_month_or_an_ordinal_is_no_date(text):
     assert find_dates(text, date(2026, 3, 10)) == []
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Calls only between 12 and 2, I'm in the lab the rest of the day.", "The user prefers to be called between 12 and 2"),
+    ("texts only after 6pm please", "The user prefers to be texted after 6pm"),
+])
+def test_when_calls_or_texts_may_come_is_a_contact_time(text, content):
+    assert content in [candidate.content for candidate in extract_one(text)]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Please send all invoices to the finance team.", "The user wants the assistant to send all invoices to the finance team"),
+    ("please put everything in the blister pack", "The user wants the assistant to put everything in the blister pack"),
+])
+def test_a_request_for_every_one_of_something_is_a_standing_instruction(text, content):
+    assert content in [candidate.content for candidate in extract_one(text)]
+
+
+@pytest.mark.parametrize("text", ["please check all my orders", "Please send all the documents by Friday.",
+                                  "please send everything today"])
+def test_a_request_for_now_is_no_standing_instruction(text):
+    assert extract_one(text, created_at=SENT_AT) == []

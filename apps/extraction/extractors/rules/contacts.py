@@ -422,7 +422,9 @@ _TIME_ASK = re.compile(
     # "calling in the mornings before 10 is better than evenings"
     r"|^(?P<verb6>calling|phoning|ringing|texting|contacting)(?:\s+me)?\s+(?P<when6>(?:in|on|at|before|after|between"
     r"|during)\b[^,;]{1,60}?)\s+(?:is|are|would\s+be|works?)\s+(?:much\s+|far\s+|a\s+lot\s+)?(?:better|best|easier"
-    r"|ideal|preferable)\b.*$",
+    r"|ideal|preferable)\b.*$"
+    # "Calls only between 12 and 2", "texts only after 6pm"
+    r"|^(?:phone\s+)?(?P<verb7>call|text)s?\s+(?:only|just)\s+(?P<when7>(?:between|before|after|from|in|on|during)\b.+)$",
     re.I,
 )
 _LEADING_NUMBER = re.compile(rf"^\s*(?:on|at|via)\s+(?:my\s+)?(?:(?:{_PHONE_QUALS})\s+){{0,2}}(?:{_PHONE_NOUN}\b)?"
@@ -556,8 +558,9 @@ def _contact_time(text: str, ctx: RuleContext) -> list[Candidate]:
     metadata: dict = {}
     if match := _TIME_ASK.match(text):
         groups = match.groupdict()
-        raw_when = next((groups[key] for key in ("when", "when2", "when3", "when4", "when6") if groups[key]), None)
-        verb = next((groups[key] for key in ("verb", "verb2", "verb3", "verb6") if groups[key]), None)
+        raw_when = next((groups[key] for key in ("when", "when2", "when3", "when4", "when6", "when7") if groups[key]),
+                        None)
+        verb = next((groups[key] for key in ("verb", "verb2", "verb3", "verb6", "verb7") if groups[key]), None)
         if groups["when2"]:  # "reach me on +44 7700 900123 after 6pm": the number is contacts()'s
             raw_when = _LEADING_NUMBER.sub("", raw_when)
         if raw_when is None:  # "mornings are best"

@@ -10,6 +10,7 @@ from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
 from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.person import IRREGULAR_PAST, is_past_participle, rewrite_first_person
 from apps.extraction.extractors.rules.subjects import setting_subject
 from apps.extraction.extractors.rules.text import ONE_OFF, cut_value, normalise_key, refers_to_context
@@ -43,6 +44,14 @@ _INSTRUCTION = re.compile(r"^(?:please\s+)?(?:(?P<adv>always|never|don't\s+ever|
 _ALWAYS_WANTED = re.compile(r"^(?:(?:yes|yeah|yep|and|also|oh|so|ok|okay)[\s,]+)*(?:(?:[\w'-]+\s+){0,3}?please[\s,]+)?"
                             r"always\s+(?:an?\s+|the\s+)?"
                             r"(?P<obj>[^\W\d][\w' -]{1,50}?)(?:[\s,]+please)?$", re.I)
+# "please put everything in the blister pack", "send all invoices to the finance team": a standing instruction without
+# "always", by what it covers.
+_FOR_EVERYTHING = re.compile(r"^(?:please\s+|pls\s+|(?:can|could|would)\s+you\s+(?:please\s+)?)(?P<adv>)(?P<adv2>)"
+                             r"(?P<verb>[a-z][\w'-]*)(?P<rest>\s+(?:all|every|everything|any)\b(?!\s+(?:of\s+)?(?:it|this|that|these"
+                             r"|those|them)\b).*)$", re.I)
+# Where things go and how they are made, which "all" or "everything" makes standing ("check all my orders" is not).
+_ROUTING_VERBS = frozenset("send put keep address include add email text copy cc mark label deliver pack ship leave route "
+                           "bill invoice charge format".split())
 _INSTRUCTION_VERBS = frozenset(
     "use answer reply respond write include give show explain format call address speak talk add put mention ask "
     "keep send list provide cite summarize summarise start end check confirm suggest recommend assume treat refer "
@@ -133,7 +142,10 @@ def _preferences(ctx: RuleContext, text: str) -> list[Candidate]:
         return [ctx.candidate(person.sentence(f"always wants {_with_article(text, obj)}"), memory_type="preference",
                               confidence=0.75, rule="preference.always", subject=preference_subject(obj),
                               tags=("preference",), metadata={"value": key, "sentiment": "positive"})]
-    if (match := _INSTRUCTION.match(text)) and match.group("verb").lower() in _INSTRUCTION_VERBS:
+    if not (match := _INSTRUCTION.match(text)) and (every := _FOR_EVERYTHING.match(text)) and (
+            every.group("verb").lower() in _ROUTING_VERBS) and not (ONE_OFF.search(text) or find_dates(text, None)):
+        match = every  # "please send all invoices to the finance team": every one, from now on
+    if match and match.group("verb").lower() in _INSTRUCTION_VERBS:
         action = _TRAILING_FILLER.sub("", f"{match.group('verb')}{match.group('rest')}")
         key = object_key(action)
         mode = " ".join((match.group("adv") or match.group("adv2") or "").lower().split())
