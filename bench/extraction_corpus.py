@@ -222,6 +222,8 @@ class StoredMemory:
     date: str = ""  # metadata.date: the ISO date a relative date was resolved to, if any
     rule: str = ""  # metadata.rule: which rule of the rules extractor wrote it (for finding what went wrong)
     subject: str = ""  # metadata.subject: the replaceable fact it holds (what a new value of it supersedes)
+    edited: bool = False  # changed since it was made: its history may hold a detail since cut out of it
+    earlier: tuple[str, ...] = ()  # the contents it had before its edits (from its history, for edited ones)
 
     @classmethod
     def from_api(cls, body: dict) -> "StoredMemory":
@@ -229,7 +231,12 @@ class StoredMemory:
         date, rule, subject = metadata.get("date"), metadata.get("rule"), metadata.get("subject")
         return cls(id=body["id"], content=body["content"], status=body["status"], source=body["source"],
                    date=date if isinstance(date, str) else "", rule=rule if isinstance(rule, str) else "",
-                   subject=subject if isinstance(subject, str) else "")
+                   subject=subject if isinstance(subject, str) else "",
+                   edited=body.get("updated_at", "") != body.get("created_at", ""))
+
+    def held_before(self, item: Item) -> bool:
+        """Every part of `item` was in one of this memory's earlier contents: a detail since cut out of it."""
+        return any(all(key in normalised(content) for key in item.keys) for content in self.earlier)
 
     @property
     def active(self) -> bool:
@@ -325,15 +332,15 @@ def score(conversation: Conversation, memories: list[StoredMemory]) -> Score:
                 (item, f"in no superseded memory (only {elsewhere})" if elsewhere else "never stored")
             )
     for item in conversation.forgotten:
-        # Honoured if a memory held the value and was retired, or if the value is said only in the last session,
-        # so the request to forget it came in the same session (one extraction batch), which must then store
-        # nothing of it. A value said in an earlier session and never stored proves no forget: the statement
+        # Honoured if a memory held the value and was retired or edited to leave it out, or if the value is said only
+        # in the last session, so the request to forget it came in the same session (one extraction batch), which must
+        # then store nothing of it. A value said in an earlier session and never stored proves no forget: the statement
         # was missed.
         still_active = first(active, item)
         if still_active:
             result.forget_failures.append((item, f"still in an active memory: {still_active.content!r}"))
-        elif first(retired, item):
-            result.forgotten_ok += 1
+        elif first(retired, item) or any(memory.held_before(item) for memory in memories):
+            result.forgotten_ok += 1  # retired whole, or cut out of a note that keeps what else it says
         elif not first(memories, item) and conversation.said_only_in_last_session(item):
             result.forgotten_ok += 1
         else:

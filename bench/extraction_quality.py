@@ -19,6 +19,7 @@ With llm the model's latency decides (--q-workers runs more jobs at once).
 """
 
 import argparse
+import dataclasses
 import json
 import math
 import threading
@@ -204,7 +205,8 @@ def flush_session(client, run: ConversationRun, number: int, timeout: float) -> 
 
 
 def list_memories(client, run: ConversationRun) -> bool:
-    """Every memory of the user: the list leaves deleted ones out unless asked, so two listings."""
+    """Every memory of the user (the list leaves deleted ones out unless asked, so two listings), with the earlier
+    contents of those edited since they were made."""
     memories = []
     for status in (None, "deleted"):
         query = {"user_id": run.conversation.user, "include_expired": "true", "page_size": 500}
@@ -220,6 +222,17 @@ def list_memories(client, run: ConversationRun) -> bool:
             page = response.json()
             memories += [StoredMemory.from_api(body) for body in page["results"]]
             url = page["next"]
+    for index, memory in enumerate(memories):
+        if memory.edited:  # what an edit cut out of it ("forget the gate code" out of a delivery note)
+            latency, response, error = timed_request(
+                client, "GET", f"/api/v1/stores/{STORE}/memories/{memory.id}/history", expect_status=200)
+            run.list_ms.append(latency)
+            if error:
+                run.failures["list"].append(error)
+                return False
+            memories[index] = dataclasses.replace(memory, earlier=tuple(
+                revision["before"]["content"] for revision in response.json()["results"]
+                if revision["action"] == "update" and "content" in (revision["before"] or {})))
     run.memories = memories
     return True
 

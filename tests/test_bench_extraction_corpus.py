@@ -152,6 +152,16 @@ def test_a_forget_is_honoured_only_when_a_stored_value_was_retired(status, honou
     assert result.forget_failures == ([] if honoured else [(corpus.Item(("+33 6 12 34 56 78",)), why)])
 
 
+def test_a_forget_is_honoured_by_an_edit_that_cut_the_value_out_of_a_note_that_stays():
+    note = corpus.StoredMemory(id="n", content="Deliveries go to the back gate", status="active", source="extraction",
+                               edited=True, earlier=("Deliveries go to the back gate, call +33 6 12 34 56 78",))
+    never_held = corpus.StoredMemory(id="m", content="Deliveries go to the back gate", status="active",
+                                     source="extraction", edited=True, earlier=("Deliveries go to the gate",))
+
+    assert _scored([note]).forgotten_ok == 1
+    assert _scored([never_held]).forget_failures == [(corpus.Item(("+33 6 12 34 56 78",)), "never stored")]
+
+
 def test_a_superseded_value_must_be_in_a_superseded_memory_and_good_facts_must_stay():
     result = _scored([
         _memory("Ines Moreau lives in Leeds", status="deleted"),

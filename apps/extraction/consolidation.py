@@ -34,6 +34,7 @@ from apps.extraction.redaction import (
     names_contact,
     names_person,
     without_employer,
+    without_topic,
     without_value,
 )
 from apps.memories.models import Memory, MemoryStore
@@ -199,7 +200,11 @@ class _LiveMemories:
             naming += [memory for memory in self.memories.values()
                        if names_topic(memory.content, topic, least=1 if notes_only else 2) and memory not in naming
                        and not (notes_only and (memory.metadata or {}).get("subject"))]
-            return naming, []
+            if not metadata.get("cut"):
+                return naming, []
+            # "that code, please delete it": the parts of a note naming it go, what else it says stays
+            cut = [(memory, left) for memory in naming if (left := without_topic(memory.content, topic))]
+            return [memory for memory in naming if memory not in {kept for kept, _ in cut}], cut
         if person and not detail and person[:1].isupper():  # "take Alex off the account": the notes naming Alex too
             naming += [memory for memory in self.memories.values()
                        if names_person(memory.content, person) and memory not in naming]

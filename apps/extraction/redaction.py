@@ -10,6 +10,7 @@ import re
 
 from apps.extraction.extractors.rules.contacts import EMAIL, PHONE
 from apps.extraction.extractors.rules.lexicon import STREET_WORDS
+from apps.extraction.extractors.rules.text import names_topic
 
 _LABEL = (r"(?:(?:(?:new|old|current|main|personal|private|own|work|office|home|business|direct|mobile|cell|landline"
           r"|whatsapp)\s+)*(?:mobile|cell(?:\s*phone)?|phone|telephone|tel|landline|line|number|e-?mail|address)"
@@ -50,6 +51,19 @@ def without_value(content: str, value: str) -> str | None:
     if not [word for word in words if word not in _TEMPLATE_WORDS]:
         return None
     return left
+
+
+def without_topic(content: str, topic: list[str]) -> str | None:
+    """`content` without its comma-separated parts that name every word of `topic` ("There's a gate, the code is 8093,
+    boxes can go by the door" without "code": "There's a gate, boxes can go by the door"), or None when no part is
+    left that says something, or none names it."""
+    parts = re.split(r"\s*[,;]\s+", content)
+    kept = [part for part in parts if not names_topic(part, topic, least=1)]
+    if len(kept) == len(parts) or not kept:
+        return None
+    left = ", ".join(kept)
+    words = [word.casefold() for word in re.findall(r"[\w'-]+", left) if not word[:1].isupper()]
+    return left if [word for word in words if word not in _TEMPLATE_WORDS] else None
 
 
 def is_contact_detail(value: str) -> bool:

@@ -1157,3 +1157,34 @@ def test_a_request_for_every_one_of_something_is_a_standing_instruction(text, co
                                   "please send everything today"])
 def test_a_request_for_now_is_no_standing_instruction(text):
     assert extract_one(text, created_at=SENT_AT) == []
+
+
+def test_that_thing_named_before_delete_it_is_cut_out_of_the_note_that_holds_it(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("Flat 22, 9 Treadwell Street, Bristol BS2 0LP. there's a gate, the code is 8093, boxes can go by the "
+             "door of 22")
+    assert active("8093")
+
+    chat.say("oh and the building took the gate out, so you don't need that code anymore, please delete it",
+             session="chat-2")
+
+    assert not active("8093")
+    assert active("boxes can go by the door of 22") and active("9 Treadwell Street")
+
+
+def test_a_detail_named_by_whom_it_was_for_is_forgotten(tenant_a):
+    told_then_asked(tenant_a, ("My billing address is 3rd floor, 11 Canalside Walk, Cambridge CB4 0WS.",),
+                    "And you can forget the Vireo billing address, none of that applies to me anymore.")
+
+    assert not active("Canalside Walk")
+
+
+def test_the_agent_deleting_an_id_number_leaves_the_phone_number(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My number is 082 555 3147.")
+
+    chat.say("I gave your courier my ID number, 8805120345087. I'm not comfortable with you keeping that, please "
+             "delete it.", session="chat-2")
+    chat.say("I've deleted your ID number; we only need your name at handover.", role="assistant")
+
+    assert active("082 555 3147")

@@ -92,6 +92,11 @@ _QUALIFIERS = ("home|house|work|personal|private|mobile|cell|business|office|lan
                "|secondary|second|other|backup|alternate|alternative|old|current|previous|saved|new|last")
 _FORGET_SUBJECT = re.compile(rf"^(?:my|the|our|that|this)\s+(?:(?:{_QUALIFIERS})\s+)*(?P<noun>[\w -]{{1,60}}?)"
                              r"(?:\s+(?:you\s+have|on\s+file|I\s+(?:gave|mentioned|told\s+you)).*)?\s*$", re.I)
+# A detail named by whom it is for: "the Vireo billing address", "our Acme Ltd delivery address".
+# A name, not a kind of number ("my ID number", "the VAT number" name what the number is, not whose).
+_OWNER_NAMED = re.compile(rf"^(?:my|the|our|that)\s+(?-i:[A-Z][a-z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*)){{0,2}}\s+"
+                          rf"(?P<rest>(?:(?:{_QUALIFIERS})\s+)*(?:address|e-?mail(?:\s+address)?|phone(?:\s+number)?"
+                          r"|landline(?:\s+number)?|mobile(?:\s+number)?))\s*$")
 _NAMED_DETAIL = re.compile(r"^(?P<word>[a-z][\w-]{2,})\s+(?P<kind>address|email(?:\s+address)?|e-mail(?:\s+address)?"
                            r"|(?:phone\s+)?number)$")
 _SELF_QUALIFIERS = frozenset("old current previous saved new last expired dead closed cancelled canceled former ex"
@@ -355,7 +360,17 @@ def _antecedent_forgotten(before: str, ctx: RuleContext, clause_rules) -> list[C
                 found = _forget_one(" ".join(words[:length]).rstrip(" ,.;"), ctx, clause_rules)
                 if found:
                     return found
+    if (pointed := list(_POINTED_THING.finditer(before))) and (words := topic_words(pointed[-1].group("thing"))) and (
+            not lexicon.COMMON_WORDS.intersection(words)):
+        # "you don't need that code anymore, please delete it": that part of the free-form notes naming it ("the code
+        # is 8093" out of "There's a gate, the code is 8093, boxes can go by the door"), never a detail with a subject
+        candidate = _delete(ctx, None, f"asked to forget the {pointed[-1].group('thing').lower()}", "retract.forget")
+        candidate.metadata.update(topic=words, notes_only=True, cut=True)
+        return [candidate]
     return []
+
+
+_POINTED_THING = re.compile(r"\b(?:that|this)\s+(?P<thing>(?-i:[a-z][a-z-]{2,}))\b(?!\s+(?:is|was|'s|one|ones)\b)", re.I)
 
 
 def _named_before(clauses: list[Clause]) -> str | None:
@@ -620,6 +635,8 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         subject = "employer" if match.group("verb").lower() == "work" else "location"
         label = lexicon.SUBJECT_LABELS[subject]
         return [_delete(ctx, subject, f"asked to forget their {label}", "retract.forget")]
+    if (owned := _OWNER_NAMED.match(what)) and (found := _forget_one(f"the {owned.group('rest')}", ctx, clause_rules)):
+        return found  # "the Vireo billing address": the billing address, whoever it was for
     if match := _FORGET_SUBJECT.match(what):
         noun = " ".join(match.group("noun").lower().split())
         qualifiers = [word.lower() for word in re.findall(r"\w+", what[match.start("noun") - 30 if match.start("noun")
