@@ -1188,3 +1188,20 @@ def test_the_agent_deleting_an_id_number_leaves_the_phone_number(tenant_a):
     chat.say("I've deleted your ID number; we only need your name at handover.", role="assistant")
 
     assert active("082 555 3147")
+
+
+def test_a_contact_named_in_answer_to_whom_to_call_keeps_their_number(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("My own number is 01723 555 480, that's the landline.")
+    chat.say("Who should we contact if we can't reach you?", role="assistant", session="chat-2")
+
+    chat.say("My son Bilal, 07700 900 152.")
+
+    assert not [content for content in active("07700 900 152") if "Bilal" not in content]
+    assert active("01723 555 480") and not with_status("01723 555 480", "superseded")
+
+
+def test_my_own_number_is_a_phone_number_not_an_identifier():
+    [candidate] = extract_one("My own number is 01723 555 480, that's the landline.")
+
+    assert candidate.subject == "phone:home"

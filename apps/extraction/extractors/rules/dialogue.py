@@ -10,7 +10,7 @@ import re
 
 from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.addresses import address_value
-from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED
+from apps.extraction.extractors.rules.contacts import EMAIL, MY_RELATION, PHONE, PHONE_SHAPED
 from apps.extraction.extractors.rules.text import NAME_PARTICLES, Clause
 
 # What an agent's question asks for, in the order the slots are tried on the answer.
@@ -181,6 +181,9 @@ def slot_statements(answer: str, slots: list[str]) -> list[str]:
     settled = values[-1] if len(values) > 1 and _CORRECTED_IN_ANSWER.search(answer) else None
     statements = []
     pieces = _answer_pieces(answer, slots)
+    if pieces and MY_RELATION.match(pieces[0]):
+        # "Who should we contact if we can't reach you?" - "My son Bilal, 07700 900 152": the number is his
+        slots = [slot for slot in slots if slot not in ("phone", "email")]
     for index, piece in enumerate(pieces):
         for slot in slots:
             said = piece

@@ -263,7 +263,7 @@ _NOT_IDENTIFIER_KINDS = frozenset(
     "gate platform bus route page step item line extension ext postcode zip post pin password passcode security "
     "verification otp one-time model version size door alarm key access lock safe bank sort card my our your his her "
     "their the a an this that new old last previous first second same other any best main preferred direct daytime "
-    "evening emergency".split())
+    "evening emergency own personal private business usual normal regular real full correct right".split())
 
 
 # "My railcard is DPR 6612 0087", "Disabled Persons Railcard DPR 6612 0087": a thing of theirs named with a code that
