@@ -1205,3 +1205,23 @@ def test_my_own_number_is_a_phone_number_not_an_identifier():
     [candidate] = extract_one("My own number is 01723 555 480, that's the landline.")
 
     assert candidate.subject == "phone:home"
+
+
+def test_the_name_given_when_asked_for_someone_elses_never_replaces_the_users(tenant_a):
+    chat = Conversation(tenant_a.client("write"))
+    chat.say("hello. my name is tomasz kowalczyk, i call for my father.")
+    chat.say("Could you give me your father's name and the delivery address?", role="assistant")
+
+    chat.say("Zbigniew Kowalczyk. address 14 Harrow Court, Wembley HA9 7QL.")
+
+    assert active("The user's name is Tomasz Kowalczyk")
+    assert not active("The user's name is Zbigniew")
+
+
+def test_a_name_given_when_asked_for_the_users_is_theirs():
+    messages = [ConversationMessage(seq=1, role="assistant", text="Could I have your name and the delivery address?"),
+                ConversationMessage(seq=2, role="user", text="Zbigniew Kowalczyk. address 14 Harrow Court, Wembley.")]
+
+    contents = [candidate.content for candidate in RulesExtractor().extract(messages=messages, existing=[])]
+
+    assert "The user's name is Zbigniew Kowalczyk" in contents

@@ -32,6 +32,9 @@ _SLOT_QUESTIONS = (
                         r"|phone|get\s+hold\s+of)\s+you\b|\bwhen\s+(?:is|would\s+be)\s+(?:the\s+|a\s+)?(?:best|good)"
                         r"\s+(?:time\s+)?to\s+(?:reach|call|contact|ring)\s+you\b", re.I)),
 )
+# "Could you give me your father's name and the delivery address?": the name asked for is not the customer's.
+_SOMEONE_ELSES_NAME = re.compile(r"\b(?:your|his|her|their)\s+(?:[\w-]+\s+){0,2}?[\w-]+'s\s+(?:full\s+|first\s+|last\s+)?name\b",
+                                 re.I)
 # "weekdays after 6pm please": an answer that names when, as "please call me ..." for the contact-time rules.
 _WHEN_ANSWER = re.compile(r"^(?:(?:any|every)\s*)?(?:weekdays?|weekends?|mornings?|afternoons?|evenings?|lunchtime"
                           r"|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|after|before|between"
@@ -140,6 +143,11 @@ _KIND_IS = re.compile(r"^(?:that's|that\s+is|it's|which\s+is)\s+(?:the\s+|my\s+|
 _ADDRESS_KIND_ASKED = re.compile(r"\b(delivery|shipping|billing|postal|invoice|invoicing)\s+address\b", re.I)
 
 
+def asks_someone_elses_name(question: str | None) -> bool:
+    """Whether an agent message asks for someone else's name ("your father's name"): the answer names them."""
+    return bool(question) and _SOMEONE_ELSES_NAME.search(question) is not None
+
+
 def requested_slots(question: str | None) -> list[str]:
     """The slots an agent message asks the customer for ("name", "email", "phone", "address"). A name, which any
     words can fill, only when a sentence that asks names it: "I can issue it in the company's name. Where should it
@@ -148,7 +156,8 @@ def requested_slots(question: str | None) -> list[str]:
         return []
     asking = [sentence for sentence in re.split(r"(?<=[.!?])\s+|\n", question) if _ASKS.search(sentence)]
     slots = [slot for slot, pattern in _SLOT_QUESTIONS
-             if any(pattern.search(sentence) for sentence in (asking if slot == "name" else [question]))]
+             if any(pattern.search(sentence) for sentence in (asking if slot == "name" else [question]))
+             and not (slot == "name" and any(_SOMEONE_ELSES_NAME.search(sentence) for sentence in asking))]
     if "address" in slots and len(kinds := set(_ADDRESS_KIND_ASKED.findall(question))) == 1:
         slots[slots.index("address")] = f"address:{kinds.pop().lower()}"
     # "Could you give me the serial number?", "I have your EORI as GB 318 4470 2290 00, is that right?"

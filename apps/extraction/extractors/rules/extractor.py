@@ -43,6 +43,7 @@ from apps.extraction.extractors.rules.dialogue import (
     agent_statement_as_customer,
     agent_update_as_customer,
     agrees,
+    asks_someone_elses_name,
     asks_to_confirm_reading,
     change_made,
     chosen_option,
@@ -292,9 +293,12 @@ def _stated_name(parsed: list[_Message]) -> str | None:
     """The last name the user gives in this batch ("My name is Alice"), for the rules that build on it ("my surname
     is now Okafor" -> "Alice Okafor")."""
     name = None
+    asked_someone_else = False
     for item in parsed:
         role = item.message.role
-        opening = True
+        opening = not (role == "user" and asked_someone_else)
+        if role != "user":
+            asked_someone_else = asks_someone_elses_name(item.message.text)
         for line in item.lines:
             if role in ("system", "tool"):
                 name = record_name(line.text) or name
@@ -418,7 +422,7 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                        reference=message.created_at.date() if message.created_at else None,
                        lowercase=item.lowercase, people=people)
     found: list[Candidate | PendingStatement] = []
-    opening = True
+    opening = not asks_someone_elses_name(offer)  # "Your father's name?" - "Zbigniew Kowalczyk." is not the user's
     contact = None  # the contact the user last named in this message, for "his number is ..."
     asks_to_confirm = message.role == "assistant" and asks_to_confirm_reading(message.text or "")
     admitted_error = False  # the user's sentence before said something was wrong: "X, not Y" next corrects it
