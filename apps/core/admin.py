@@ -5,6 +5,7 @@ import copy
 
 from django import forms
 from django.contrib import admin
+from django.contrib.contenttypes.models import ContentType
 from django.db import router, transaction
 from django.forms.models import BaseInlineFormSet
 from django.urls import NoReverseMatch, reverse, reverse_lazy
@@ -89,6 +90,9 @@ class ServiceFormAdmin(admin.ModelAdmin):
 
     def render_change_form(self, request, context, *args, **kwargs):
         if request.method == "POST":
+            # Rendering reads the model's content type, which after set_rollback no query may fetch: read (and
+            # cache) it first, or the first failed submission of a process answers 500.
+            ContentType.objects.get_for_model(self.model, for_concrete_model=False)
             # The submission failed (the form or an inline is invalid): undo what a service wrote.
             transaction.set_rollback(True, using=router.db_for_write(self.model))
         return super().render_change_form(request, context, *args, **kwargs)

@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from django.contrib.contenttypes.models import ContentType
 from django.urls import reverse
 
 from apps.core.actors import Actor
@@ -374,6 +375,17 @@ def test_store_settings_the_service_refuses_are_form_errors(admin_client, tenant
     assert response.status_code == 200
     assert message in response.text
     assert MemoryStore.objects.filter(tenant=tenant_a.tenant).count() == 1
+
+
+def test_the_first_refused_submission_of_a_process_is_a_form_error_not_a_500(admin_client, tenant_a):
+    ContentType.objects.clear_cache()  # as in a new web process: rendering the form must not query after the rollback
+    data = {"tenant": tenant_a.tenant.pk, "name": tenant_a.store.name, "embedding_provider": "hash",
+            "review_policy": "auto", "search_defaults": "{}"}
+
+    response = admin_client.post(reverse("admin:memories_memorystore_add"), data)
+
+    assert response.status_code == 200
+    assert "already exists" in response.text
 
 
 def test_a_stores_embedder_is_read_only_after_creation(client, tenant_a):
