@@ -326,10 +326,16 @@ def _keyword_hits_cte(where: str) -> str:
                END AS documents
         FROM keyword_scope s
     ),
+    keyword_match_terms AS MATERIALIZED (
+        -- Each match with each query word it holds: read once for the document frequencies and the scores.
+        SELECT km.id, t.term
+        FROM keyword_matches km, keyword_query q, unnest(q.terms) t(term)
+        WHERE t.term = ANY(km.lexemes)
+    ),
     keyword_terms AS MATERIALIZED (
-        SELECT t.term, count(km.id)::float8 AS document_frequency
+        SELECT t.term, count(mt.id)::float8 AS document_frequency
         FROM keyword_query q CROSS JOIN unnest(q.terms) t(term)
-             LEFT JOIN keyword_matches km ON t.term = ANY(km.lexemes)
+             LEFT JOIN keyword_match_terms mt ON mt.term = t.term
         GROUP BY t.term
     ),
     keyword_idf AS MATERIALIZED (
@@ -347,8 +353,12 @@ def _keyword_hits_cte(where: str) -> str:
             SELECT km.id, km.created_at, km.content_hash, km.status,
                    {BM25_K1 + 1} / (1 + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * cardinality(km.lexemes)
                                                        / greatest(d.average_length, 1)))
-                   * (SELECT sum(i.idf) FROM keyword_idf i WHERE i.term = ANY(km.lexemes)) AS keyword_score
-            FROM keyword_matches km, keyword_documents d
+                   * COALESCE(held.idf, 0) AS keyword_score
+            FROM keyword_matches km
+                 CROSS JOIN keyword_documents d
+                 LEFT JOIN (SELECT mt.id, sum(i.idf) AS idf
+                            FROM keyword_match_terms mt JOIN keyword_idf i ON i.term = mt.term
+                            GROUP BY mt.id) held ON held.id = km.id
         ) scored
         ORDER BY keyword_score DESC, created_at DESC, content_hash, id
         LIMIT %(candidates)s
