@@ -334,12 +334,12 @@ class _LiveMemories:
 
         A candidate with a subject that already has a different value is a new value, however similar
         the wording ("Alice likes tea" / "Alice doesn't like tea anymore"): only an exact repeat is a
-        duplicate. So is a correction of a memory ("120 people, not 80"): its new text is the old one's with one
-        value changed, as close as wordings get.
+        duplicate. So is a correction of a memory by the rules ("120 people, not 80"): its new text is the old one's
+        with one value changed, as close as wordings get.
         """
         exact = self.with_hash(content_hash(candidate.content))
         if exact or (candidate.subject and self.with_subject(candidate.subject)) or (
-                candidate.action == "update" and candidate.target_memory_id):
+                candidate.action == "update" and (candidate.metadata or {}).get("rule") == "correction"):
             return exact
         nearest = self.nearest.get(id(candidate))
         if nearest is None:

@@ -1107,12 +1107,10 @@ def test_what_goes_wrong_now_is_no_plan(text):
     assert extract_one(text, created_at=SENT_AT) == []
 
 
-@pytest.mark.parametrize(("text", "content"), [
-    ("Insurer is Wertgarantie, claim no. 4410 2983 776.", "The user's insurer is Wertgarantie"),
-    ("Bank is Monzo.", "The user's bank is Monzo"),
-])
-def test_a_provider_named_without_my_is_the_users(text, content):
-    assert content in [candidate.content for candidate in extract_one(text)]
+def test_a_provider_named_without_my_may_be_someone_elses():
+    contents = [candidate.subject for candidate in extract_one("I'm calling about my mother's account. Bank is Lloyds.")]
+
+    assert "provider:bank" not in contents
 
 
 @pytest.mark.parametrize(("text", "said_on", "expected"), [
@@ -1147,14 +1145,17 @@ def test_when_calls_or_texts_may_come_is_a_contact_time(text, content):
 
 @pytest.mark.parametrize(("text", "content"), [
     ("Please send all invoices to the finance team.", "The user wants the assistant to send all invoices to the finance team"),
-    ("please put everything in the blister pack", "The user wants the assistant to put everything in the blister pack"),
+    ("Please address all letters to my wife.", "The user wants the assistant to address all letters to their wife"),
 ])
-def test_a_request_for_every_one_of_something_is_a_standing_instruction(text, content):
+def test_a_request_for_every_one_of_a_kind_of_paperwork_is_a_standing_instruction(text, content):
     assert content in [candidate.content for candidate in extract_one(text)]
 
 
-@pytest.mark.parametrize("text", ["please check all my orders", "Please send all the documents by Friday.",
-                                  "please send everything today"])
+@pytest.mark.parametrize("text", [
+    "please check all my orders", "Please send all the documents by Friday.", "please send everything today",
+    "Please email all the photos of the damage to me.", "Please add all three items to my order.",
+    "Please put all of the boxes in the garage.", "Please email every statement from 2023 to me.",
+])
 def test_a_request_for_now_is_no_standing_instruction(text):
     assert extract_one(text, created_at=SENT_AT) == []
 
@@ -1225,3 +1226,74 @@ def test_a_name_given_when_asked_for_the_users_is_theirs():
     contents = [candidate.content for candidate in RulesExtractor().extract(messages=messages, existing=[])]
 
     assert "The user's name is Zbigniew Kowalczyk" in contents
+
+
+@pytest.mark.parametrize("request_text", [
+    "Please forget my Nan's phone number.", "Can you delete my Grandad's mobile number?",
+    "Please remove the Sarah Jones phone number.",
+])
+def test_forgetting_someone_elses_number_leaves_the_users(tenant_a, request_text):
+    told_then_asked(tenant_a, ("My number is 07700 900 123.",), request_text)
+
+    assert active("07700 900 123")
+
+
+@pytest.mark.parametrize("request_text", [
+    "I don't want that booking anymore, please delete it.", "I sent you a photo of my passport this week, please "
+    "delete it.",
+])
+def test_a_pointed_thing_that_is_no_code_cuts_nothing_out_of_the_notes(tenant_a, request_text):
+    told_then_asked(tenant_a, ("Remember that the cleaner comes every week and we booked the big room for May.",),
+                    request_text)
+
+    assert active("the cleaner comes every week")
+
+
+@pytest.mark.parametrize("text", [
+    "My mum Jean will let the engineer in on Tuesday. I won't be there; 07700 900 444 is the number to call.",
+    "My stand-in Joanne Pike will cover while I'm away, 0118 496 0590.",
+    "Our locum Dr Sam Reid will cover, 0118 496 0591.",
+])
+def test_a_number_after_someone_else_is_named_is_not_the_users(text):
+    assert not [candidate for candidate in extract_one(text) if (candidate.subject or "").startswith("phone")]
+
+
+def test_a_name_asked_for_with_a_curly_apostrophe_is_someone_elses():
+    messages = [ConversationMessage(seq=1, role="assistant", text="Could you give me your father\u2019s name?"),
+                ConversationMessage(seq=2, role="user", text="Zbigniew Kowalczyk.")]
+
+    assert not [candidate for candidate in RulesExtractor().extract(messages=messages, existing=[])
+                if candidate.subject == "name"]
+
+
+def test_a_count_correction_reaches_only_a_note_of_that_count():
+    note = ExistingMemory(id="m1", content="The user has 2 dogs", memory_type="fact")
+
+    candidates = RulesExtractor().extract(
+        messages=[ConversationMessage(seq=1, role="user", text="Sorry, it's 3 rooms, not 2.")], existing=[note])
+
+    assert not [candidate for candidate in candidates if candidate.target_memory_id == "m1"]
+
+
+@pytest.mark.parametrize("text", ["We're expecting 2 parcels today.", "We're expecting 400 pounds back.",
+                                  "We're going from 2 cars to 3 cars next year."])
+def test_a_delivery_a_sum_or_a_change_to_come_is_no_count(text):
+    assert not [candidate for candidate in extract_one(text, created_at=SENT_AT)
+                if (candidate.subject or "").startswith("quantity:")]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I've had no signal from 2 March.", date(2026, 3, 2)),
+    ("I've paid rent from 1 January to 31 January.", date(2026, 1, 1)),
+    ("I've called you on the 10th.", date(2026, 3, 10)),
+])
+def test_what_has_been_and_gone_keeps_its_past_date(text, expected):
+    [mention] = find_dates(text, date(2026, 3, 14))
+
+    assert mention.day == expected
+
+
+@pytest.mark.parametrize("text", ["I'm on the 3rd floor and there's no lift.", "The matter 2024 tax return is done."])
+def test_a_floor_or_a_year_is_no_date_or_identifier(text):
+    assert not [candidate for candidate in extract_one(text, created_at=SENT_AT)
+                if candidate.metadata.get("date") or (candidate.subject or "").startswith("identifier:")]

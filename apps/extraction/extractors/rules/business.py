@@ -12,6 +12,7 @@ from apps.extraction.extractors.base import Candidate
 from apps.extraction.extractors.rules import lexicon
 from apps.extraction.extractors.rules.context import SUBJECT_ADVERBS as ADV
 from apps.extraction.extractors.rules.context import RuleContext
+from apps.extraction.extractors.rules.dates import find_dates
 from apps.extraction.extractors.rules.facts import org_value
 from apps.extraction.extractors.rules.person import rewrite_first_person
 from apps.extraction.extractors.rules.text import cut_value, normalise_key, proper_name
@@ -54,9 +55,8 @@ _PAST = {"founded": "founded", "co-founded": "co-founded", "set up": "set up"}
 # "please take it to our garage, Whitmore Motors in Stoke", "my vet is Meadowbank Vets": a business the customer uses.
 _PROVIDER_KINDS = (r"garage|mechanic|vets?|dentist|surgery|pharmacy|chemist|bank|solicitors?|letting\s+agents?|estate\s+agents?"
                    r"|school|nursery|gym|salon|hairdresser|supplier|courier|broker|insurer|energy\s+supplier|provider")
-# "Insurer is Wertgarantie": the user's, when a clause starts with the kind alone.
-_PROVIDER = re.compile(rf"(?:\b(?:my|our)\s+|^)(?:usual\s+|regular\s+|local\s+)?(?P<kind>{_PROVIDER_KINDS})(?:\s+is|,)\s+"
-                       rf"{_NAMED_ORG}", re.I)
+_PROVIDER = re.compile(rf"\b(?:my|our)\s+(?:usual\s+|regular\s+|local\s+)?(?P<kind>{_PROVIDER_KINDS})(?:\s+is|,)\s+{_NAMED_ORG}",
+                       re.I)
 
 
 def named_provider(ctx: RuleContext, text: str) -> list[Candidate]:
@@ -402,14 +402,23 @@ def _quantity(ctx: RuleContext, text: str) -> list[Candidate]:
     """"We have 12 seats", "we're 4 travellers", "we're cutting from 12 licences to 9": a count that a later one
     replaces."""
     match = _QUANTITY.match(text) or _COUNT_CHANGE.match(text)
-    if not match or match.re is _COUNT_CHANGE and match.group("unit").lower() in _NOT_COUNTED:
+    if not match or match.group("unit").lower() in _NOT_COUNTED:
         return []
+    if match.re is _COUNT_CHANGE and find_dates(text, None):
+        return []  # "from 2 cars to 3 cars next year": a change to come, not the count now
+    if _EXPECTING.match(text) and match.group("unit").lower() not in _PEOPLE_UNITS:
+        return []  # "we're expecting 2 parcels today": a delivery, not how many they are
     unit = match.group("unit").lower().replace("licences", "licenses").replace("travellers", "travelers")
     return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.8, rule="business.quantity",
                           subject=f"quantity:{unit}", tags=("account",), metadata={"value": match.group("count")})]
 
 
 _NOT_COUNTED = frozenset("minutes hours days weeks months years times pounds dollars euros percent".split())
+# Who is expected, hosted or catered for is a count of people: "we're expecting about 110 guests".
+_EXPECTING = re.compile(rf"^{_WE}(?:'re|\s+are|'ll|\s+will)?{ADV}\s+(?:be\s+)?(?:expect|expecting|anticipate|anticipating"
+                        r"|catering\s+for|hosting|inviting|seating)\b", re.I)
+_PEOPLE_UNITS = frozenset("guests people attendees delegates visitors participants children kids adults covers diners "
+                          "staff employees users members students pupils passengers travellers travelers".split())
 
 
 _PAY_WITH = re.compile(rf"^{_WE}{ADV}(?:\s+(?:always|usually|normally|mostly|only))?\s+(?:pay|paid|'ll\s+pay|will\s+pay)\s+(?:with|by|via|using|through)\s+(?P<method>.+)$"

@@ -92,11 +92,12 @@ _QUALIFIERS = ("home|house|work|personal|private|mobile|cell|business|office|lan
                "|secondary|second|other|backup|alternate|alternative|old|current|previous|saved|new|last")
 _FORGET_SUBJECT = re.compile(rf"^(?:my|the|our|that|this)\s+(?:(?:{_QUALIFIERS})\s+)*(?P<noun>[\w -]{{1,60}}?)"
                              r"(?:\s+(?:you\s+have|on\s+file|I\s+(?:gave|mentioned|told\s+you)).*)?\s*$", re.I)
-# A detail named by whom it is for: "the Vireo billing address", "our Acme Ltd delivery address".
-# A name, not a kind of number ("my ID number", "the VAT number" name what the number is, not whose).
-_OWNER_NAMED = re.compile(rf"^(?:my|the|our|that)\s+(?-i:[A-Z][a-z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*)){{0,2}}\s+"
-                          rf"(?P<rest>(?:(?:{_QUALIFIERS})\s+)*(?:address|e-?mail(?:\s+address)?|phone(?:\s+number)?"
-                          r"|landline(?:\s+number)?|mobile(?:\s+number)?))\s*$")
+# A detail named by the business it is for, with the kind of address it is: "the Vireo billing address", "our Acme
+# work email". A possessive ("my Nan's phone number") is someone's own detail, and a kind is needed: a name alone
+# before "email address" may be a person's ("the Sarah Jones email address").
+_OWNER_NAMED = re.compile(r"^(?:my|the|our|that)\s+(?-i:[A-Z][a-z][\w&.-]*(?<!'s)(?<!\u2019s))(?:\s+(?-i:[A-Z][\w&.-]*(?<!'s)(?<!\u2019s))){0,2}\s+"
+                          r"(?P<rest>(?:billing|shipping|delivery|postal|invoice|invoicing|work|office|business)\s+"
+                          r"(?:address|e-?mail(?:\s+address)?|phone(?:\s+number)?|landline(?:\s+number)?))\s*$", re.I)
 _NAMED_DETAIL = re.compile(r"^(?P<word>[a-z][\w-]{2,})\s+(?P<kind>address|email(?:\s+address)?|e-mail(?:\s+address)?"
                            r"|(?:phone\s+)?number)$")
 _SELF_QUALIFIERS = frozenset("old current previous saved new last expired dead closed cancelled canceled former ex"
@@ -370,7 +371,10 @@ def _antecedent_forgotten(before: str, ctx: RuleContext, clause_rules) -> list[C
     return []
 
 
-_POINTED_THING = re.compile(r"\b(?:that|this)\s+(?P<thing>(?-i:[a-z][a-z-]{2,}))\b(?!\s+(?:is|was|'s|one|ones)\b)", re.I)
+# Only a detail kept to be used ("that code", "that PIN"): "that booking", "this week", "that charge" are not notes'
+# parts to cut, whatever "delete it" asks.
+_POINTED_THING = re.compile(r"\b(?:that|this)\s+(?:(?:gate|door|key|access|entry|alarm|lockbox|key\s+safe|wifi|wi-fi|building"
+                            r"|security|old|temporary)\s+)?(?P<thing>code|pin|passcode|password|combination)\b", re.I)
 
 
 def _named_before(clauses: list[Clause]) -> str | None:

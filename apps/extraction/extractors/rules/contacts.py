@@ -613,7 +613,11 @@ _ANOTHERS_NUMBER = re.compile(r"\b(?:rang|called|phoned|dialled|dialed|tried|rin
 
 
 # "please deal with my stand-in Joanne Pike from then, 0118 ...": someone of the user's, whatever the word for them.
-_POSSESSED_PERSON = re.compile(r"\b(?:my|our)\s+(?!name\b)(?-i:[a-z-]+)\s+(?-i:[A-Z][a-z'-]+\s+[A-Z][a-z'-]+)\b")
+_POSSESSED_PERSON = re.compile(r"\b(?i:my|our)\s+(?!(?i:name)\b)[a-z-]+\s+(?:(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof)\.?\s+)?"
+                               r"[A-Z][a-z'-]+\s+[A-Z][a-z'-]+\b")
+# "contact me at ... or on 0118 ...": a sentence about the customer ("I won't be there; 07700 ... is the number to call"
+# is not: a bare "I" says nothing of whose the number is).
+_ME_OR_MY = re.compile(r"\b(?:me|my)\b", re.I)
 
 
 # "Me, on the shop line 0117 ...", "Me first — 07911 ... — then my husband ...": the customer answering whom to call.
@@ -637,7 +641,7 @@ def unclaimed_phones(sentence: str, clauses: list[Clause], ctx: RuleContext, sai
                           or _POSSESSED_PERSON.search(sentence))
     # Someone named in an earlier sentence of the message leaves a number to the customer only in a sentence about
     # them: "For everything else contact me at ... or on 0118 ..." after "our IT lead ... she's on 07723 ...".
-    others_here = others_in_sentence or someone_named and not _TO_ME.search(sentence)
+    others_here = others_in_sentence or someone_named and not _ME_OR_MY.search(sentence)
     read = " ".join(getattr(item, "content", "") or "" for item in said)
     found = []
     for match in PHONE_SHAPED.finditer(sentence):

@@ -221,7 +221,8 @@ def apply_corrections(candidates: list[Candidate], existing: list[ExistingMemory
             applied.add(fix["id"])
             continue
         if fix["old"]:
-            memory = next((memory for memory in existing if _holds(memory.content, fix["old"])), None)
+            memory = next((memory for memory in existing if _holds(memory.content, fix["old"])
+                           and (memory.subject or _holds_counted(memory.content, fix))), None)
             if memory is not None:
                 metadata = {"rule": "correction", "corrected": fix["old"]}
                 content = _redate(_replace(memory.content, fix["old"], fix["new"]), fix, metadata)
@@ -230,6 +231,15 @@ def apply_corrections(candidates: list[Candidate], existing: list[ExistingMemory
                                       subject=memory.subject, tags=["correction"], metadata=metadata))
                 applied.add(fix["id"])
     return result
+
+
+def _holds_counted(content: str, fix: dict) -> bool:
+    """Whether a free-form note holds the old value as the correction counts it: "3 rooms, not 2" corrects "2 rooms",
+    never the 2 of "The user has 2 dogs"."""
+    head, _, unit = fix["new"].partition(" ")
+    if not (head.isdigit() and unit and fix["old"].isdigit()):
+        return True
+    return _holds(content, f"{fix['old']} {unit}")
 
 
 def _holds(content: str, value: str) -> bool:

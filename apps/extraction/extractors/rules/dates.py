@@ -41,7 +41,8 @@ _DATE = re.compile(
     rf"|(?:the\s+)?(?P<dm_d>{_DAY}){_ORD}(?:\s+of)?\s+(?P<dm_m>{MONTH_PATTERN})(?:,?\s+(?P<dm_y>{_YEAR}))?"
     rf"|(?P<md_m>{MONTH_PATTERN})\s+(?:the\s+)?(?P<md_d>{_DAY}){_ORD}\b(?:,?\s+(?P<md_y>{_YEAR}))?"
     # "I'm back on the 28th": a day of this month, or of the next once it has gone by
-    rf"|the\s+(?P<ord_d>{_DAY})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?{MONTH_PATTERN})"
+    rf"|the\s+(?P<ord_d>{_DAY})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?{MONTH_PATTERN})(?!\s*-?\s*(?:floor|storey|story|level|time"
+    rf"|attempt|row|seat|place|stop|house|flat|door|gate|grade|year|week|day|anniversary|birthday|century|round|lap)\b)"
     rf"|(?P<iso_y>{_YEAR})-(?P<iso_m>[01]\d)-(?P<iso_d>[0-3]\d)"
     rf"|(?P<numeric>\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?)"
     rf"|(?P<rel>the day after tomorrow|day after tomorrow|tomorrow|tonight|today|yesterday"
@@ -68,7 +69,8 @@ _PAST_TENSE = re.compile(r"\b(?:was|were|had|did|went|ago|last(?=\s+(?:week|mont
                          r"|spring|autumn|fall|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)|yesterday|used\s+to"
                          r"|moved|started|joined|received"
                          r"|ordered|bought|paid|charged|happened|arrived|delivered|visited|got|came|left|lost|broke"
-                         r"|returned|cancell?ed|placed|passed\s+away|died|retired|graduated)\b", re.I)
+                         r"|returned|cancell?ed|placed|passed\s+away|died|retired|graduated|called|rang|phoned|emailed|wrote"
+                         r"|spoke|tried)\b", re.I)
 _WEEKDAY_BEFORE_DATE = re.compile(r"^,?\s*(?:the\s+)?$", re.I)
 
 
@@ -97,7 +99,10 @@ class DateMention:
 # done is for, not when it was done.
 _FOR_DATE = re.compile(r"\b(?:for|to|until|till|from|between|starting|effective|through)\s+(?:the\s+)?$", re.I)
 _RANGE_START = re.compile(r"(?:from|between)\s", re.I)
-_PRESENT_PERFECT = re.compile(r"\b(?:I've|we've|I\s+have|we\s+have|(?:has|have|'s)\s+been)\b", re.I)
+# Only what puts something in a calendar: "I've had no signal from 2 March" and "I've paid rent from 1 January" report.
+_PRESENT_PERFECT = re.compile(r"\b(?:I've|we've|I\s+have|we\s+have|(?:has|have|'s)\s+been)\s+(?:\w+\s+)?(?:placed|booked"
+                              r"|scheduled|rescheduled|moved|set|arranged|reserved|ordered|changed|put|extended|updated"
+                              r"|added|registered|noted|brought\s+forward|pushed\s+back)\b", re.I)
 
 
 def find_dates(text: str, reference: date | None) -> list[DateMention]:

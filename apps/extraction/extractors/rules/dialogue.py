@@ -33,8 +33,8 @@ _SLOT_QUESTIONS = (
                         r"\s+(?:time\s+)?to\s+(?:reach|call|contact|ring)\s+you\b", re.I)),
 )
 # "Could you give me your father's name and the delivery address?": the name asked for is not the customer's.
-_SOMEONE_ELSES_NAME = re.compile(r"\b(?:your|his|her|their)\s+(?:[\w-]+\s+){0,2}?[\w-]+'s\s+(?:full\s+|first\s+|last\s+)?name\b",
-                                 re.I)
+_SOMEONE_ELSES_NAME = re.compile(r"\b(?:your|his|her|their)\s+(?:[\w-]+\s+){0,2}?[\w-]+['\u2019]s\s+(?:full\s+|first\s+"
+                                 r"|last\s+)?name\b", re.I)
 # "weekdays after 6pm please": an answer that names when, as "please call me ..." for the contact-time rules.
 _WHEN_ANSWER = re.compile(r"^(?:(?:any|every)\s*)?(?:weekdays?|weekends?|mornings?|afternoons?|evenings?|lunchtime"
                           r"|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|after|before|between"

@@ -74,6 +74,8 @@ KIND_WORDS = {
     "file": "file", "matter": "matter", "engagement": "engagement", "agreement": "agreement",
     "finance agreement": "agreement", "loan agreement": "agreement", "application": "application",
 }
+# Kinds named by words that mostly mean something else: their identifier must look like one.
+_NAMED_BY_COMMON_WORDS = frozenset("file matter engagement agreement application".split())
 _NUMBER_WORDS = frozenset("mprn mpan iccid pnr imei iban".split())  # kind words that already mean "number"
 _QUALIFIER_NOUNS = {"number": "number", "numbers": "number", "num": "number", "nr": "number", "no": "number",
                     "nos": "number", "#": "number", "id": "ID", "ids": "ID", "code": "code", "codes": "code",
@@ -230,6 +232,8 @@ def identifiers(text: str, ctx: RuleContext, confidence: float = 0.9) -> list[Ca
         ids = match.group("ids")
         if rest := _MORE_GROUPS.match(text, match.end("ids")):
             ids += rest.group(0)  # "1Z 999 AA1 01 2345 6784": not cut at its first group of letters
+        if key in _NAMED_BY_COMMON_WORDS and re.fullmatch(r"(?:19|20)\d{2}", ids.strip()):
+            continue  # "the matter 2024 tax return", "engagement 2019": a year, not an identifier
         for raw in _ID_SEPARATOR.split(ids):
             parts = raw.split()
             # "09M 554187": a head too short to be the whole identifier takes the digit group after it

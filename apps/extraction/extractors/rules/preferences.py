@@ -44,14 +44,14 @@ _INSTRUCTION = re.compile(r"^(?:please\s+)?(?:(?P<adv>always|never|don't\s+ever|
 _ALWAYS_WANTED = re.compile(r"^(?:(?:yes|yeah|yep|and|also|oh|so|ok|okay)[\s,]+)*(?:(?:[\w'-]+\s+){0,3}?please[\s,]+)?"
                             r"always\s+(?:an?\s+|the\s+)?"
                             r"(?P<obj>[^\W\d][\w' -]{1,50}?)(?:[\s,]+please)?$", re.I)
-# "please put everything in the blister pack", "send all invoices to the finance team": a standing instruction without
-# "always", by what it covers.
-_FOR_EVERYTHING = re.compile(r"^(?:please\s+|pls\s+|(?:can|could|would)\s+you\s+(?:please\s+)?)(?P<adv>)(?P<adv2>)"
-                             r"(?P<verb>[a-z][\w'-]*)(?P<rest>\s+(?:all|every|everything|any)\b(?!\s+(?:of\s+)?(?:it|this|that|these"
-                             r"|those|them)\b).*)$", re.I)
-# Where things go and how they are made, which "all" or "everything" makes standing ("check all my orders" is not).
-_ROUTING_VERBS = frozenset("send put keep address include add email text copy cc mark label deliver pack ship leave route "
-                           "bill invoice charge format".split())
+# "please send all invoices to the finance team", "address all letters to my wife": where every one of a kind of
+# paperwork goes, a standing instruction though no "always" says so ("email all the photos to me" is for now).
+_FOR_EVERY_DOCUMENT = re.compile(
+    r"^(?:please\s+|pls\s+|(?:can|could|would)\s+you\s+(?:please\s+)?)(?P<adv>)(?P<adv2>)(?P<verb>[a-z][\w'-]*)"
+    r"(?P<rest>\s+(?:all|every|any)\s+(?:future\s+|of\s+(?:my|our)\s+|(?:my|our)\s+)?(?:invoices?|bills?|statements?"
+    r"|letters?|receipts?|correspondence|communications?|reminders?|notifications?|updates?|deliveries|parcels|post|mail"
+    r"|paperwork)\b.*)$", re.I)
+_ROUTING_VERBS = frozenset("send address email post mail forward deliver copy cc route bill invoice".split())
 _INSTRUCTION_VERBS = frozenset(
     "use answer reply respond write include give show explain format call address speak talk add put mention ask "
     "keep send list provide cite summarize summarise start end check confirm suggest recommend assume treat refer "
@@ -142,10 +142,12 @@ def _preferences(ctx: RuleContext, text: str) -> list[Candidate]:
         return [ctx.candidate(person.sentence(f"always wants {_with_article(text, obj)}"), memory_type="preference",
                               confidence=0.75, rule="preference.always", subject=preference_subject(obj),
                               tags=("preference",), metadata={"value": key, "sentiment": "positive"})]
-    if not (match := _INSTRUCTION.match(text)) and (every := _FOR_EVERYTHING.match(text)) and (
-            every.group("verb").lower() in _ROUTING_VERBS) and not (ONE_OFF.search(text) or find_dates(text, None)):
+    if (match := _INSTRUCTION.match(text)) and match.group("verb").lower() not in _INSTRUCTION_VERBS:
+        match = None
+    if not match and (every := _FOR_EVERY_DOCUMENT.match(text)) and every.group("verb").lower() in _ROUTING_VERBS and not (
+            ONE_OFF.search(text) or find_dates(text, None) or re.search(r"\b(?:19|20)\d{2}\b", text)):
         match = every  # "please send all invoices to the finance team": every one, from now on
-    if match and match.group("verb").lower() in _INSTRUCTION_VERBS:
+    if match:
         action = _TRAILING_FILLER.sub("", f"{match.group('verb')}{match.group('rest')}")
         key = object_key(action)
         mode = " ".join((match.group("adv") or match.group("adv2") or "").lower().split())
