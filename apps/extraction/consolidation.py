@@ -334,18 +334,18 @@ class _LiveMemories:
 
         A candidate with a subject that already has a different value is a new value, however similar
         the wording ("Alice likes tea" / "Alice doesn't like tea anymore"): only an exact repeat is a
-        duplicate. So is a correction of a memory by the rules ("120 people, not 80"): its new text is the old one's
-        with one value changed, as close as wordings get.
+        duplicate. An update is never a duplicate of the memory it updates ("120 people, not 80" is that memory's
+        text with one value changed, as close as wordings get).
         """
         exact = self.with_hash(content_hash(candidate.content))
-        if exact or (candidate.subject and self.with_subject(candidate.subject)) or (
-                candidate.action == "update" and (candidate.metadata or {}).get("rule") == "correction"):
+        if exact or (candidate.subject and self.with_subject(candidate.subject)):
             return exact
         nearest = self.nearest.get(id(candidate))
         if nearest is None:
             return None
         memory_id, similarity = nearest
-        if similarity < settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY:
+        if similarity < settings.EXTRACTION_NEAR_DUPLICATE_SIMILARITY or (
+                candidate.action == "update" and str(memory_id) == str(candidate.target_memory_id)):
             return None
         return self.memories.get(memory_id)  # loaded with the others; gone once superseded or invalidated
 

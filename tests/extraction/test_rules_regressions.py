@@ -1285,9 +1285,11 @@ def test_a_delivery_a_sum_or_a_change_to_come_is_no_count(text):
 @pytest.mark.parametrize(("text", "expected"), [
     ("I've had no signal from 2 March.", date(2026, 3, 2)),
     ("I've paid rent from 1 January to 31 January.", date(2026, 1, 1)),
-    ("I've called you on the 10th.", date(2026, 3, 10)),
+    # a call, a phone call or a letter is what the customer did to arrange something: its date is the thing's
+    ("I called to book the engineer for 20 March.", date(2026, 3, 20)),
+    ("I wrote to confirm the visit on 18 March.", date(2026, 3, 18)),
 ])
-def test_what_has_been_and_gone_keeps_its_past_date(text, expected):
+def test_a_date_keeps_its_year_by_what_it_is_the_date_of(text, expected):
     [mention] = find_dates(text, date(2026, 3, 14))
 
     assert mention.day == expected
@@ -1297,3 +1299,50 @@ def test_what_has_been_and_gone_keeps_its_past_date(text, expected):
 def test_a_floor_or_a_year_is_no_date_or_identifier(text):
     assert not [candidate for candidate in extract_one(text, created_at=SENT_AT)
                 if candidate.metadata.get("date") or (candidate.subject or "").startswith("identifier:")]
+
+
+@pytest.mark.parametrize(("request_text", "subject"), [
+    ("Please forget my BT landline.", "phone:home"), ("Please delete my Vodafone mobile.", "phone"),
+])
+def test_the_users_own_detail_named_by_its_provider_is_forgotten(request_text, subject):
+    assert [candidate.subject for candidate in extract_one(request_text) if candidate.action == "delete"] == [subject]
+
+
+@pytest.mark.parametrize("request_text", ["Please delete the Sarah Jones delivery address.",
+                                          "Forget the Sarah Jones work email."])
+def test_a_persons_detail_named_by_their_name_is_not_the_users(request_text):
+    assert extract_one(request_text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "My wife Anna is the contact. My bad, 07700 900 124 is hers.",
+    "My stand-in Joanne Pike covers from Monday. I won't be around; 0118 496 0000 is the line to use.",
+    "My GP Dr Patel, 0118 496 0001.",
+])
+def test_a_number_after_someone_of_the_users_is_named_stays_theirs(text):
+    assert not [candidate for candidate in extract_one(text) if (candidate.subject or "").startswith("phone")]
+
+
+@pytest.mark.parametrize(("subject", "content"), [("quantity:children", "The user has 2 children"),
+                                                  ("address:home", "The user's address is Flat 2, 10 High St")])
+def test_a_count_correction_never_rewrites_another_kind_of_number(subject, content):
+    memory = ExistingMemory(id="m1", content=content, memory_type="fact", subject=subject)
+
+    candidates = RulesExtractor().extract(
+        messages=[ConversationMessage(seq=1, role="user", text="Sorry, it's 3 rooms, not 2.")], existing=[memory])
+
+    assert not [candidate for candidate in candidates if candidate.target_memory_id == "m1"]
+
+
+@pytest.mark.parametrize("text", ["Please send all invoices for order 12345 to my wife.",
+                                  "Please email all receipts for the March trip to me."])
+def test_paperwork_for_one_order_or_trip_is_no_standing_instruction(text):
+    assert not [candidate for candidate in extract_one(text) if candidate.metadata.get("rule") == "preference.instruction"]
+
+
+def test_a_door_entry_code_is_cut_out_of_the_note_that_holds_it(tenant_a):
+    told_then_asked(tenant_a, ("Remember that deliveries go to the side door, the door entry code is 4521, and the porter "
+                               "signs.",),
+                    "You don't need that door entry code anymore, please delete it.")
+
+    assert not active("4521") and active("the porter signs")

@@ -418,7 +418,9 @@ _NOT_COUNTED = frozenset("minutes hours days weeks months years times pounds dol
 _EXPECTING = re.compile(rf"^{_WE}(?:'re|\s+are|'ll|\s+will)?{ADV}\s+(?:be\s+)?(?:expect|expecting|anticipate|anticipating"
                         r"|catering\s+for|hosting|inviting|seating)\b", re.I)
 _PEOPLE_UNITS = frozenset("guests people attendees delegates visitors participants children kids adults covers diners "
-                          "staff employees users members students pupils passengers travellers travelers".split())
+                          "staff employees users members students pupils passengers travellers travelers starters hires "
+                          "joiners recruits volunteers clients customers patients residents tenants families couples "
+                          "players".split())
 
 
 _PAY_WITH = re.compile(rf"^{_WE}{ADV}(?:\s+(?:always|usually|normally|mostly|only))?\s+(?:pay|paid|'ll\s+pay|will\s+pay)\s+(?:with|by|via|using|through)\s+(?P<method>.+)$"

@@ -92,12 +92,14 @@ _QUALIFIERS = ("home|house|work|personal|private|mobile|cell|business|office|lan
                "|secondary|second|other|backup|alternate|alternative|old|current|previous|saved|new|last")
 _FORGET_SUBJECT = re.compile(rf"^(?:my|the|our|that|this)\s+(?:(?:{_QUALIFIERS})\s+)*(?P<noun>[\w -]{{1,60}}?)"
                              r"(?:\s+(?:you\s+have|on\s+file|I\s+(?:gave|mentioned|told\s+you)).*)?\s*$", re.I)
-# A detail named by the business it is for, with the kind of address it is: "the Vireo billing address", "our Acme
-# work email". A possessive ("my Nan's phone number") is someone's own detail, and a kind is needed: a name alone
-# before "email address" may be a person's ("the Sarah Jones email address").
-_OWNER_NAMED = re.compile(r"^(?:my|the|our|that)\s+(?-i:[A-Z][a-z][\w&.-]*(?<!'s)(?<!\u2019s))(?:\s+(?-i:[A-Z][\w&.-]*(?<!'s)(?<!\u2019s))){0,2}\s+"
-                          r"(?P<rest>(?:billing|shipping|delivery|postal|invoice|invoicing|work|office|business)\s+"
-                          r"(?:address|e-?mail(?:\s+address)?|phone(?:\s+number)?|landline(?:\s+number)?))\s*$", re.I)
+# A detail named by the business it is with or for: "my BT landline", "my Vodafone mobile" (the user's own, named by its
+# provider), "the Vireo billing address" (a kind of address the business is billed at). One word, never a possessive
+# ("my Nan's phone number") and never two ("the Sarah Jones delivery address" may be a person's).
+_OWNER_NAMED = re.compile(
+    r"^(?:(?:my|our)\s+(?-i:[A-Z][A-Za-z&.-]*[a-zA-Z])(?!['\u2019])\s+(?P<own>(?:(?:home|work|office|business|personal)\s+)?"
+    r"(?:landline|mobile|phone|cell|e-?mail)(?:\s+(?:number|address))?)"
+    r"|(?:the|that)\s+(?-i:[A-Z][A-Za-z&.-]*[a-z])(?!['\u2019])\s+(?P<kind>(?:billing|shipping|delivery|postal|invoice|invoicing"
+    r"|work|office|business)\s+(?:address|e-?mail(?:\s+address)?|phone(?:\s+number)?|landline(?:\s+number)?)))\s*$", re.I)
 _NAMED_DETAIL = re.compile(r"^(?P<word>[a-z][\w-]{2,})\s+(?P<kind>address|email(?:\s+address)?|e-mail(?:\s+address)?"
                            r"|(?:phone\s+)?number)$")
 _SELF_QUALIFIERS = frozenset("old current previous saved new last expired dead closed cancelled canceled former ex"
@@ -371,10 +373,10 @@ def _antecedent_forgotten(before: str, ctx: RuleContext, clause_rules) -> list[C
     return []
 
 
-# Only a detail kept to be used ("that code", "that PIN"): "that booking", "this week", "that charge" are not notes'
-# parts to cut, whatever "delete it" asks.
-_POINTED_THING = re.compile(r"\b(?:that|this)\s+(?:(?:gate|door|key|access|entry|alarm|lockbox|key\s+safe|wifi|wi-fi|building"
-                            r"|security|old|temporary)\s+)?(?P<thing>code|pin|passcode|password|combination)\b", re.I)
+# Only a detail kept to be used ("that code", "that door entry code", "that lockbox combo"): "that booking", "this week",
+# "that charge" are not notes' parts to cut, whatever "delete it" asks.
+_POINTED_THING = re.compile(r"\b(?:that|this)\s+(?:[a-z-]+\s+){0,2}?(?P<thing>code|pin|passcode|password|combination|combo)\b",
+                            re.I)
 
 
 def _named_before(clauses: list[Clause]) -> str | None:
@@ -639,8 +641,9 @@ def _forget_one(what: str, ctx: RuleContext, clause_rules) -> list[Candidate]:
         subject = "employer" if match.group("verb").lower() == "work" else "location"
         label = lexicon.SUBJECT_LABELS[subject]
         return [_delete(ctx, subject, f"asked to forget their {label}", "retract.forget")]
-    if (owned := _OWNER_NAMED.match(what)) and (found := _forget_one(f"the {owned.group('rest')}", ctx, clause_rules)):
-        return found  # "the Vireo billing address": the billing address, whoever it was for
+    if (owned := _OWNER_NAMED.match(what)) and (found := _forget_one(
+            f"my {owned.group('own')}" if owned.group("own") else f"the {owned.group('kind')}", ctx, clause_rules)):
+        return found  # "my BT landline": the landline; "the Vireo billing address": the billing address
     if match := _FORGET_SUBJECT.match(what):
         noun = " ".join(match.group("noun").lower().split())
         qualifiers = [word.lower() for word in re.findall(r"\w+", what[match.start("noun") - 30 if match.start("noun")

@@ -613,11 +613,17 @@ _ANOTHERS_NUMBER = re.compile(r"\b(?:rang|called|phoned|dialled|dialed|tried|rin
 
 
 # "please deal with my stand-in Joanne Pike from then, 0118 ...": someone of the user's, whatever the word for them.
-_POSSESSED_PERSON = re.compile(r"\b(?i:my|our)\s+(?!(?i:name)\b)[a-z-]+\s+(?:(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof)\.?\s+)?"
-                               r"[A-Z][a-z'-]+\s+[A-Z][a-z'-]+\b")
-# "contact me at ... or on 0118 ...": a sentence about the customer ("I won't be there; 07700 ... is the number to call"
-# is not: a bare "I" says nothing of whose the number is).
-_ME_OR_MY = re.compile(r"\b(?:me|my)\b", re.I)
+_POSSESSED_PERSON = re.compile(r"\b(?i:my|our)\s+(?!(?i:name)\b)(?:[a-z-]+|[A-Z]{2,4})\s+(?:(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof)\.?\s+[A-Z][a-z'-]+"
+                               r"|[A-Z][a-z'-]+\s+[A-Z][a-z'-]+)\b")
+# "contact me at ... or on 0118 ...", "my own number": a number the sentence says is the customer's ("I won't be there;
+# 07700 ... is the number to call" and "My bad, 07700 ... is hers" do not).
+_ME_OR_MY = re.compile(r"\b(?:(?:call|ring|phone|text|reach|contact|get\s+hold\s+of|message|whatsapp)\s+me|me\s+(?:at|on)"
+                       r"|my\s+(?:own\s+)?(?:number|mobile|phone|cell|landline|line))\b", re.I)
+
+
+def names_someone(text: str) -> bool:
+    """Whether a customer's sentence names someone of theirs ("my son", "my stand-in Joanne Pike", "my GP Dr Patel")."""
+    return bool(MY_RELATION.search(text) or _POSSESSED_PERSON.search(text))
 
 
 # "Me, on the shop line 0117 ...", "Me first — 07911 ... — then my husband ...": the customer answering whom to call.

@@ -222,7 +222,7 @@ def apply_corrections(candidates: list[Candidate], existing: list[ExistingMemory
             continue
         if fix["old"]:
             memory = next((memory for memory in existing if _holds(memory.content, fix["old"])
-                           and (memory.subject or _holds_counted(memory.content, fix))), None)
+                           and _holds_counted(memory, fix)), None)
             if memory is not None:
                 metadata = {"rule": "correction", "corrected": fix["old"]}
                 content = _redate(_replace(memory.content, fix["old"], fix["new"]), fix, metadata)
@@ -233,13 +233,17 @@ def apply_corrections(candidates: list[Candidate], existing: list[ExistingMemory
     return result
 
 
-def _holds_counted(content: str, fix: dict) -> bool:
-    """Whether a free-form note holds the old value as the correction counts it: "3 rooms, not 2" corrects "2 rooms",
-    never the 2 of "The user has 2 dogs"."""
-    head, _, unit = fix["new"].partition(" ")
-    if not (head.isdigit() and unit and fix["old"].isdigit()):
+def _holds_counted(memory: ExistingMemory, fix: dict) -> bool:
+    """Whether a memory holds a bare old number as the correction counts it: "3 rooms, not 2" corrects "2 rooms", never
+    the 2 of "The user has 2 dogs" or of "Flat 2"; a bare "3, not 2" only a count the memory is about."""
+    if not fix["old"].isdigit():
         return True
-    return _holds(content, f"{fix['old']} {unit}")
+    head, _, unit = fix["new"].partition(" ")
+    if head.isdigit() and unit.isalpha():
+        return _holds(memory.content, f"{fix['old']} {unit}")
+    if fix["new"].isdigit():
+        return (memory.subject or "").startswith("quantity:")
+    return True  # "+7 701 555 2814, not 2841": a value of another shape, which _replace fits to what holds it
 
 
 def _holds(content: str, value: str) -> bool:

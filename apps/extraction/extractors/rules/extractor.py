@@ -23,7 +23,14 @@ from apps.extraction.extractors.rules.commands import (
     remember_body,
     sentence_command,
 )
-from apps.extraction.extractors.rules.contacts import EMAIL, PHONE, PHONE_SHAPED, contacts, unclaimed_phones
+from apps.extraction.extractors.rules.contacts import (
+    EMAIL,
+    PHONE,
+    PHONE_SHAPED,
+    contacts,
+    names_someone,
+    unclaimed_phones,
+)
 from apps.extraction.extractors.rules.context import RuleContext
 from apps.extraction.extractors.rules.corrections import (
     UNLESS_CORRECTED,
@@ -427,6 +434,7 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
     asks_to_confirm = message.role == "assistant" and asks_to_confirm_reading(message.text or "")
     admitted_error = False  # the user's sentence before said something was wrong: "X, not Y" next corrects it
     named_here: list[tuple[str, str]] = []  # the user's people this message has named so far ("my son Thiago")
+    named_someone = False  # an earlier sentence named someone of the user's ("My stand-in Joanne Pike covers ...")
     device_said = _last_device(offer, agent=True)  # the device "it" may be: "What car is it?" / "It's a Volvo XC40"
     retiring = [] if retiring is None else retiring
     for line in item.lines:
@@ -462,8 +470,9 @@ def _message_candidates(item: _Message, person: Person, talked_about: tuple[str,
                 found += stated + contacts_named_in_passing(sentence.text, ctx, stated) + children_named(sentence.text, ctx)
                 if named_after := relation_named_after(sentence.text):
                     found += contacts_named_in_passing(named_after, ctx, stated)
-                someone_named = contact is not None or any(
+                someone_named = contact is not None or named_someone or any(
                     (getattr(said, "subject", None) or "").startswith("contact:") for said in found)
+                named_someone = named_someone or names_someone(sentence.text)
                 found += unclaimed_phones(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named)
                 found += unclaimed_addresses(sentence.text, sentence.clauses, ctx, found, someone_named=someone_named,
                                              around=f"{offer}\n{message.text}")

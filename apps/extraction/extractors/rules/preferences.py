@@ -51,6 +51,10 @@ _FOR_EVERY_DOCUMENT = re.compile(
     r"(?P<rest>\s+(?:all|every|any)\s+(?:future\s+|of\s+(?:my|our)\s+|(?:my|our)\s+)?(?:invoices?|bills?|statements?"
     r"|letters?|receipts?|correspondence|communications?|reminders?|notifications?|updates?|deliveries|parcels|post|mail"
     r"|paperwork)\b.*)$", re.I)
+# "all invoices for order 12345", "all receipts for the March trip", "every statement from 2023": one thing's, not every
+_FOR_ONE_THING = re.compile(r"\b(?:for|from|of|about|on)\s+(?:the\s+|this\s+|that\s+|my\s+|our\s+)?(?:order|booking"
+                            r"|trip|stay|visit|job|project|case|claim|ticket|event|holiday|\w+\s+(?:trip|stay|visit|order"
+                            r"|booking|holiday))\b|\d{3,}|\b(?:19|20)\d{2}\b", re.I)
 _ROUTING_VERBS = frozenset("send address email post mail forward deliver copy cc route bill invoice".split())
 _INSTRUCTION_VERBS = frozenset(
     "use answer reply respond write include give show explain format call address speak talk add put mention ask "
@@ -145,7 +149,7 @@ def _preferences(ctx: RuleContext, text: str) -> list[Candidate]:
     if (match := _INSTRUCTION.match(text)) and match.group("verb").lower() not in _INSTRUCTION_VERBS:
         match = None
     if not match and (every := _FOR_EVERY_DOCUMENT.match(text)) and every.group("verb").lower() in _ROUTING_VERBS and not (
-            ONE_OFF.search(text) or find_dates(text, None) or re.search(r"\b(?:19|20)\d{2}\b", text)):
+            ONE_OFF.search(text) or find_dates(text, None) or _FOR_ONE_THING.search(text)):
         match = every  # "please send all invoices to the finance team": every one, from now on
     if match:
         action = _TRAILING_FILLER.sub("", f"{match.group('verb')}{match.group('rest')}")
