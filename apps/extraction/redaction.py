@@ -45,12 +45,15 @@ def without_value(content: str, value: str) -> str | None:
     left = (content[:match.start()] + content[match.end():]).strip()
     left = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", left)).strip(" ,;:-")
     left = re.sub(r"[,;:]\s*$", "", left)
-    # Names and possessives ("Alice's email") only say whose the detail was.
-    words = [word.casefold() for word in re.findall(r"[\w'-]+", left) if not word[:1].isupper()
+    return left if _says_something(left) else None
+
+
+def _says_something(text: str) -> bool:
+    """Whether what is left of a memory says more than a template's words; names and possessives ("Alice's email") only
+    say whose the detail was."""
+    words = [word.casefold() for word in re.findall(r"[\w'-]+", text) if not word[:1].isupper()
              and not word.endswith(("'s", "\u2019s"))]
-    if not [word for word in words if word not in _TEMPLATE_WORDS]:
-        return None
-    return left
+    return any(word not in _TEMPLATE_WORDS for word in words)
 
 
 def without_topic(content: str, topic: list[str]) -> str | None:
@@ -62,8 +65,7 @@ def without_topic(content: str, topic: list[str]) -> str | None:
     if len(kept) == len(parts) or not kept:
         return None
     left = ", ".join(kept)
-    words = [word.casefold() for word in re.findall(r"[\w'-]+", left) if not word[:1].isupper()]
-    return left if [word for word in words if word not in _TEMPLATE_WORDS] else None
+    return left if _says_something(left) else None
 
 
 def is_contact_detail(value: str) -> bool:

@@ -10,6 +10,7 @@ import pytest
 
 from apps.extraction.extractors.base import ConversationMessage, ExistingMemory
 from apps.extraction.extractors.rules import RulesExtractor
+from apps.extraction.extractors.rules.corrections import may_correct
 from apps.extraction.extractors.rules.dates import find_dates
 from apps.memories.models import Memory
 
@@ -1346,3 +1347,11 @@ def test_a_door_entry_code_is_cut_out_of_the_note_that_holds_it(tenant_a):
                     "You don't need that door entry code anymore, please delete it.")
 
     assert not active("4521") and active("the porter signs")
+
+
+@pytest.mark.parametrize(("text", "may"), [
+    ("the number is now 120 people, not 80", True), ("sorry, I meant Thursday", True), ("it should be a@b.com", True),
+    ("the parcel has not shipped yet", False), ("no thanks, that's all", False),
+])
+def test_only_a_batch_that_may_correct_something_reads_the_free_form_memories(text, may):
+    assert may_correct(text) is may

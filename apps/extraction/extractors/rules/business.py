@@ -378,8 +378,8 @@ _COUNT = (r"(?P<count>\d{1,6}|two|three|four|five|six|seven|eight|nine|ten|eleve
           r"|fifty|a\s+hundred)")
 _QUANTITY = re.compile(
     rf"^{_WE}(?:'ve|\s+have|'re|\s+are|'ll|\s+will)?{ADV}\s+(?:have|has|got|need|needs|pay\s+for|paying\s+for|bought|use"
-    rf"|using|run|running|employ|manage|booked|reserved|ordered|be|expect|expecting|anticipate|anticipating"
-    rf"|catering\s+for|hosting|inviting|seating)\s+(?:about\s+|around\s+|roughly\s+|approximately\s+|exactly\s+|up\s+to\s+)?"
+    rf"|using|run|running|employ|manage|booked|reserved|ordered|be|(?P<expecting>expect|expecting|anticipate|anticipating"
+    rf"|catering\s+for|hosting|inviting|seating))\s+(?:about\s+|around\s+|roughly\s+|approximately\s+|exactly\s+|up\s+to\s+)?"
     rf"{_COUNT}\s+(?P<unit>seats|licen[cs]es|users|lines|sims|accounts|devices|locations|sites|branches|stores|staff"
     r"|employees|people|rooms|nights|guests|travell?ers|passengers|adults|children|kids|vehicles|cars|properties"
     r"|units|cases|pallets|boxes|(?!(?:minutes|hours|days|weeks|months|years|times|questions|problems|issues|kids"
@@ -406,7 +406,7 @@ def _quantity(ctx: RuleContext, text: str) -> list[Candidate]:
         return []
     if match.re is _COUNT_CHANGE and find_dates(text, None):
         return []  # "from 2 cars to 3 cars next year": a change to come, not the count now
-    if _EXPECTING.match(text) and match.group("unit").lower() not in _PEOPLE_UNITS:
+    if match.groupdict().get("expecting") and match.group("unit").lower() not in _PEOPLE_UNITS:
         return []  # "we're expecting 2 parcels today": a delivery, not how many they are
     unit = match.group("unit").lower().replace("licences", "licenses").replace("travellers", "travelers")
     return [ctx.candidate(rewrite_first_person(text, ctx.person), confidence=0.8, rule="business.quantity",
@@ -415,8 +415,6 @@ def _quantity(ctx: RuleContext, text: str) -> list[Candidate]:
 
 _NOT_COUNTED = frozenset("minutes hours days weeks months years times pounds dollars euros percent".split())
 # Who is expected, hosted or catered for is a count of people: "we're expecting about 110 guests".
-_EXPECTING = re.compile(rf"^{_WE}(?:'re|\s+are|'ll|\s+will)?{ADV}\s+(?:be\s+)?(?:expect|expecting|anticipate|anticipating"
-                        r"|catering\s+for|hosting|inviting|seating)\b", re.I)
 _PEOPLE_UNITS = frozenset("guests people attendees delegates visitors participants children kids adults covers diners "
                           "staff employees users members students pupils passengers travellers travelers starters hires "
                           "joiners recruits volunteers clients customers patients residents tenants families couples "

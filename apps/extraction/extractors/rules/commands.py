@@ -363,12 +363,11 @@ def _antecedent_forgotten(before: str, ctx: RuleContext, clause_rules) -> list[C
                 found = _forget_one(" ".join(words[:length]).rstrip(" ,.;"), ctx, clause_rules)
                 if found:
                     return found
-    if (pointed := list(_POINTED_THING.finditer(before))) and (words := topic_words(pointed[-1].group("thing"))) and (
-            not lexicon.COMMON_WORDS.intersection(words)):
+    if pointed := list(_POINTED_THING.finditer(before)):
         # "you don't need that code anymore, please delete it": that part of the free-form notes naming it ("the code
         # is 8093" out of "There's a gate, the code is 8093, boxes can go by the door"), never a detail with a subject
         candidate = _delete(ctx, None, f"asked to forget the {pointed[-1].group('thing').lower()}", "retract.forget")
-        candidate.metadata.update(topic=words, notes_only=True, cut=True)
+        candidate.metadata.update(topic=topic_words(pointed[-1].group("thing")), notes_only=True, cut=True)
         return [candidate]
     return []
 

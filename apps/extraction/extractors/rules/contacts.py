@@ -488,16 +488,16 @@ _CHANNEL_ONLY = re.compile(rf"^(?:(?:and|so|but|then)\s+)?(?:by\s+|via\s+)?(?P<c
 
 # "whatsapp is fine also": a channel the user accepts, beside the one they prefer (no subject: it replaces nothing).
 # "email is fine" alone answers a question of the moment ("shall I email the label?"): only with "also" or "too".
-_CHANNEL_OK = re.compile(rf"^(?:(?:and|oh\s+and)\s+)?(?:(?P<also>also)\s+)?(?P<channel>{_CHANNEL})\s+(?:is|'s|works)"
-                         r"(?:\s+(?P<also2>also))?(?:\s+(?:fine|ok|okay|good|great|alright|all\s+right))?(?:\s+(?P<too>too|also|as\s+well))?"
+_CHANNEL_OK = re.compile(rf"^(?:(?:and|oh\s+and)\s+)?(?:also\s+)?(?P<channel>{_CHANNEL})\s+(?:is|'s|works)(?:\s+also)?"
+                         r"(?:\s+(?:fine|ok|okay|good|great|alright|all\s+right))?(?:\s+(?:too|also|as\s+well))?"
                          r"(?:[\s,]+(?:for\s+me|with\s+me|thanks|please))*[\s.!]*$", re.I)
+_ALSO = re.compile(r"\b(?:also|too|as\s+well)\b", re.I)
 
 
 def _contact_channel(text: str, ctx: RuleContext) -> list[Candidate]:
     if (match := _CHANNEL_ONLY.match(text)) and (channel := _channel(match.group("channel"))):
         return [_channel_candidate(ctx, channel, None)]
-    if ((match := _CHANNEL_OK.match(text)) and (match.group("also") or match.group("also2") or match.group("too"))
-            and (channel := _channel(match.group("channel")))):
+    if (match := _CHANNEL_OK.match(text)) and _ALSO.search(text) and (channel := _channel(match.group("channel"))):
         return [ctx.candidate(ctx.person.sentence(f"can also be contacted by {channel}"), memory_type="preference",
                               confidence=0.75, rule="preference.contact_channel_accepted", tags=("preference", "contact"),
                               metadata={"value": channel, "sentiment": "positive"})]

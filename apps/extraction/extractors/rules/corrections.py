@@ -125,9 +125,11 @@ def wrong_then_right(text: str) -> str | None:
     return f"My {match.group('noun').lower()} is {value.group(0)}" if value else None
 
 
-# Words without which no sentence above corrects anything: a batch with none of them needs no earlier memory's text.
-_CORRECTION_CUE = re.compile(r"\b(?:not|actually|sorry|oops|apologies|meant|mean|correction|wrong|mistake|typo|make\s+(?:that|it)"
-                             r"|should\s+(?:be|say|read|have)|misty\w+|misspoke|miswrote|scratch|wait|no)\b", re.I)
+# What a correction of an earlier fact says ("120 people, not 80", "sorry, I meant Thursday", "it should be ..."): a batch
+# with none of it needs no earlier memory's text. A bare "not" ("it has not shipped") or "no" is too common to count.
+_CORRECTION_CUE = re.compile(r",?\s+not\s+(?:the\s+)?\S*\d|\b(?:actually|sorry|oops|apologies|meant|correction|wrong"
+                             r"|mistake|typo|make\s+(?:that|it)|should\s+(?:be|say|read|have\s+been)|mistyped|misspoke"
+                             r"|miswrote|scratch\s+that)\b", re.I)
 
 
 def may_correct(text: str) -> bool:

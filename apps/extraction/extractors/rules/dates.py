@@ -110,14 +110,14 @@ def find_dates(text: str, reference: date | None) -> list[DateMention]:
     done_for = past_tense and bool(_PRESENT_PERFECT.search(text))  # "I've placed ... for": "we went ... from" stays past
     mentions = [_mention(match, reference, past_tense and not (done_for and (_FOR_DATE.search(text[:match.start()])
                                                                              or _RANGE_START.match(match.group(0)))))
-                for match in _DATE.finditer(text) if not _ambiguous_may(match) and not _recurring(text, match)]
+                for match in _DATE.finditer(text) if not _ambiguous_may(match) and not _no_one_date(text, match)]
     return _join_ranges(text, mentions, reference)
 
 
 _DAY_OF_MONTH_BEFORE = re.compile(r"\b(?:on|by|until|till|from|before|after)\s+$", re.I)
 
 
-def _recurring(text: str, match: re.Match) -> bool:
+def _no_one_date(text: str, match: re.Match) -> bool:
     """A bare "the 28th" that is no one date: "on the 1st of each month" (every month), "the 3rd time" (no "on")."""
     return bool(match.group("ord_d")) and (
         re.match(r"\s+of\s+(?:each|every|the)\b", text[match.end():], re.I) is not None

@@ -47,7 +47,7 @@ _ALWAYS_WANTED = re.compile(r"^(?:(?:yes|yeah|yep|and|also|oh|so|ok|okay)[\s,]+)
 # "please send all invoices to the finance team", "address all letters to my wife": where every one of a kind of
 # paperwork goes, a standing instruction though no "always" says so ("email all the photos to me" is for now).
 _FOR_EVERY_DOCUMENT = re.compile(
-    r"^(?:please\s+|pls\s+|(?:can|could|would)\s+you\s+(?:please\s+)?)(?P<adv>)(?P<adv2>)(?P<verb>[a-z][\w'-]*)"
+    r"^(?:please\s+|pls\s+|(?:can|could|would)\s+you\s+(?:please\s+)?)(?P<verb>[a-z][\w'-]*)"
     r"(?P<rest>\s+(?:all|every|any)\s+(?:future\s+|of\s+(?:my|our)\s+|(?:my|our)\s+)?(?:invoices?|bills?|statements?"
     r"|letters?|receipts?|correspondence|communications?|reminders?|notifications?|updates?|deliveries|parcels|post|mail"
     r"|paperwork)\b.*)$", re.I)
@@ -154,7 +154,7 @@ def _preferences(ctx: RuleContext, text: str) -> list[Candidate]:
     if match:
         action = _TRAILING_FILLER.sub("", f"{match.group('verb')}{match.group('rest')}")
         key = object_key(action)
-        mode = " ".join((match.group("adv") or match.group("adv2") or "").lower().split())
+        mode = " ".join((match.groupdict().get("adv") or match.groupdict().get("adv2") or "").lower().split())
         mode = {"always": "to always", "never": "to never", "don't ever": "to never", "do not ever": "to never",
                 "don't": "not to", "do not": "not to"}.get(mode, "to")
         content = person.sentence(f"wants the assistant {mode} {rewrite_first_person(action, person, named=True)}")
